@@ -1,0 +1,142 @@
+import Observation
+import Synchronization
+
+/// A keyed, thread-safe box for a value that tells its listeners when the value changes.
+///
+/// ```swift
+/// let theme = StateContainer("blue", key: "themeColor")
+/// let token = theme.observe { print("theme is now", $0) }
+/// theme.modify("red")                   // prints "theme is now red"
+/// theme ~> "green"                      // the same as modify
+/// let length = theme.update { $0 += "!"; return $0.count }   // atomic read-modify-write
+/// ```
+///
+/// Reads and writes are safe from any thread. A change is visible to every thread before any listener hears of
+/// it, and each listener receives the changes in the order they happened, always including the last one.
+/// Listeners run outside the container's lock, so they may read or change the container themselves.
+///
+/// The ``key`` names the state app-wide. Two live containers with the same key are reported to
+/// ``StatehouseDiagnostics``; see <doc:StateContainers>.
+///
+/// `StateContainer` conforms to `Observable`: SwiftUI views, and `withObservationTracking` on any platform, track
+/// ``value`` with no adapter.
+public final class StateContainer<Value: Sendable>: Sendable {
+    /// The name of this state, unique among live containers.
+    public let key: String
+
+    let state: Locked<ContainerState<Value>>
+    let registrar = ObservationRegistrar()
+    private let keyRegistration: KeyRegistration
+
+    /// Creates a container holding `initialValue`, identified by `key`.
+    ///
+    /// - Parameters:
+    ///   - initialValue: The value until the first change.
+    ///   - key: The name of this state. Another live container with the same key is reported to
+    ///     ``StatehouseDiagnostics`` as ``StatehouseDiagnostic/Kind/duplicateKey``.
+    public init(_ initialValue: Value, key: String) {
+        self.key = key
+        self.state = Locked(ContainerState(value: initialValue))
+        self.keyRegistration = KeyRegistry.shared.register(key)
+    }
+
+    deinit {
+        let observers = state.withLock { $0.removeAllObservers() }
+        for observer in observers {
+            observer.containerDidEnd()
+            observer.cancel()
+        }
+    }
+
+    /// The current value. Safe to read from any thread.
+    public var value: Value {
+        registrar.access(ObservationAnchor.shared, keyPath: \.value)
+        return state.withLock { $0.value }
+    }
+
+    /// Replaces the value, then notifies the listeners.
+    public func modify(_ newValue: Value) {
+        registrar.willSet(ObservationAnchor.shared, keyPath: \.value)
+        let round = state.withLock { $0.replace(with: newValue) }
+        registrar.didSet(ObservationAnchor.shared, keyPath: \.value)
+        if let round { deliver(round) }
+    }
+
+    /// Changes the value in place under the container's lock, then notifies the listeners.
+    ///
+    /// This is the way to derive a new value from the current one: `value += 1` would be two steps, and changes
+    /// made by other threads between them would be lost.
+    ///
+    /// ```swift
+    /// let count = StateContainer(0, key: "count")
+    /// let newCount = count.update { $0 += 1; return $0 }
+    /// ```
+    ///
+    /// `body` runs while the container is locked: it must not use this container (it would deadlock) and should be
+    /// quick. If `body` throws, whatever it changed before throwing is kept and delivered, and the error is rethrown.
+    ///
+    /// - Parameter body: Changes the value it is given in place.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
+    @discardableResult
+    public func update<Result: Sendable, Failure: Error>(
+        _ body: (inout Value) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        registrar.willSet(ObservationAnchor.shared, keyPath: \.value)
+        let (result, round) = state.withLock { $0.update(body) }
+        registrar.didSet(ObservationAnchor.shared, keyPath: \.value)
+        if let round { deliver(round) }
+        return try result.get()
+    }
+
+    /// Notifies the listeners that the value changed in place.
+    ///
+    /// Only needed when `Value` is a reference type whose properties were changed directly: the container cannot
+    /// see such changes. Value types should be changed with ``update(_:)`` instead.
+    public func didModify() {
+        registrar.willSet(ObservationAnchor.shared, keyPath: \.value)
+        let round = state.withLock { $0.changed() }
+        registrar.didSet(ObservationAnchor.shared, keyPath: \.value)
+        if let round { deliver(round) }
+    }
+
+    /// Delivers `round`, then every round queued meanwhile, until none is left.
+    func deliver(_ round: DeliveryRound<Value>) {
+        let thread = currentThreadIdentity()
+        var next: DeliveryRound<Value>? = round
+        while let round = next {
+            round.deliver(on: thread)
+            next = state.withLock { $0.nextRound() }
+        }
+    }
+
+    func remove(_ observer: ContainerObserver<Value>) {
+        state.withLock { $0.remove(observer) }
+    }
+}
+
+extension StateContainer: Observable {}
+
+extension StateContainer: CustomStringConvertible {
+    public var description: String {
+        "StateContainer(key: \(String(reflecting: key)), value: \(String(reflecting: value)))"
+    }
+}
+
+/// Replaces the value of `container` with `newValue`, then notifies its listeners: `theme ~> "green"`.
+///
+/// The standard library declares the operator `~>` already; redeclaring it would make every use ambiguous.
+public func ~> <Value>(container: StateContainer<Value>, newValue: Value) {
+    container.modify(newValue)
+}
+
+/// The subject and key path every container reports to its `ObservationRegistrar`.
+///
+/// A key path into the generic `StateContainer<Value>` is instantiated anew on every use (about 1 µs measured on
+/// Linux); a key path into this non-generic class is built once. The registrar is the container's own, so the key
+/// path only has to be the same for `access` and `willSet`.
+final class ObservationAnchor: Observable, Sendable {
+    static let shared = ObservationAnchor()
+
+    var value: Void { () }
+}

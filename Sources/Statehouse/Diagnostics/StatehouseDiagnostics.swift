@@ -1,0 +1,62 @@
+import Foundation
+import Synchronization
+
+/// Something Statehouse noticed that is probably a mistake but is not an error of the call that caused it.
+public struct StatehouseDiagnostic: Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, to match on.
+    public enum Kind: Sendable, Equatable {
+        /// A second live ``StateContainer`` was created with the key of another.
+        case duplicateKey
+    }
+
+    public let kind: Kind
+    /// The state key concerned.
+    public let key: String
+    /// What happened and what to do about it.
+    public let message: String
+
+    public var description: String { message }
+
+    static func duplicateKey(_ key: String) -> Self {
+        Self(
+            kind: .duplicateKey,
+            key: key,
+            message: """
+                Statehouse: two live StateContainers use the key \(String(reflecting: key)). A key names one piece of \
+                state (and its stored entry, when persisted). Give each container its own key, or share the first \
+                container instead of creating another.
+                """
+        )
+    }
+}
+
+/// Where ``StatehouseDiagnostic``s go: standard error unless you say otherwise.
+///
+/// ```swift
+/// StatehouseDiagnostics.defaultHandler = { logger.warning("\($0)") }
+/// // or, for one scope of a task (tests):
+/// StatehouseDiagnostics.$handler.withValue({ seen.append($0) }) { … }
+/// ```
+public enum StatehouseDiagnostics {
+    public typealias Handler = @Sendable (StatehouseDiagnostic) -> Void
+
+    /// A handler for the current task and the work it starts; takes precedence over ``defaultHandler``.
+    @TaskLocal public static var handler: Handler?
+
+    /// The handler used outside any ``handler`` scope. Writes the message to standard error by default.
+    public static var defaultHandler: Handler {
+        get { installedDefault.withLock { $0 } }
+        set { installedDefault.withLock { $0 = newValue } }
+    }
+
+    /// Writes `diagnostic` to standard error.
+    public static let standardError: Handler = { diagnostic in
+        FileHandle.standardError.write(Data((diagnostic.message + "\n").utf8))
+    }
+
+    static func report(_ diagnostic: StatehouseDiagnostic) {
+        (handler ?? defaultHandler)(diagnostic)
+    }
+
+    private static let installedDefault = Locked<Handler>(standardError)
+}

@@ -1,0 +1,44 @@
+import Synchronization
+
+/// State guarded by a `Mutex` that ThreadSanitizer can see.
+///
+/// On Linux, `Synchronization.Mutex` waits and wakes in uninstrumented library code (a futex), so ThreadSanitizer
+/// misses the ordering between two contended critical sections and reports every access in them as a race (a bare
+/// `Mutex<[Int]>` appended to from four threads is enough). The Swift runtime solved the same problem for its own
+/// futex lock by telling ThreadSanitizer about acquire and release; this type does the same. The state lives in a
+/// cell of its own, touched only between the annotations: `Mutex.withLock` would begin its access to a value it
+/// holds before any annotation inside the closure could run. Without ThreadSanitizer the annotations are a
+/// predictable branch.
+// @unchecked because of the cell pointer: its memory is owned by this value and only accessed with `mutex` held.
+struct Locked<State: ~Copyable>: ~Copyable, @unchecked Sendable {
+    private let mutex = Mutex<Void>(())
+    private let cell: UnsafeMutablePointer<State>
+
+    init(_ initialState: consuming sending State) {
+        cell = UnsafeMutablePointer<State>.allocate(capacity: 1)
+        cell.initialize(to: initialState)
+    }
+
+    deinit {
+        cell.deinitialize(count: 1)
+        cell.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the state.
+    @inline(__always)
+    borrowing func withLock<Result: ~Copyable, Failure: Error>(
+        _ body: (inout sending State) throws(Failure) -> sending Result
+    ) throws(Failure) -> sending Result {
+        // `Mutex<Void>` offers lock and unlock for this use; `withLock` would make an access to the `Void` that
+        // ThreadSanitizer also reports.
+        // A local copy of the pointer: `&self.cell.pointee` would count as an access to the stored property.
+        let cell = self.cell
+        mutex._unsafeLock()
+        ThreadSanitizer.acquire(cell)
+        defer {
+            ThreadSanitizer.release(cell)
+            mutex._unsafeUnlock()
+        }
+        return try body(&cell.pointee)
+    }
+}

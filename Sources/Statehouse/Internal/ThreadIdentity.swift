@@ -1,0 +1,26 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A number that identifies the calling thread while it runs, never 0.
+///
+/// Cancellation compares it with the thread that is inside a listener call, so that a listener can cancel its own
+/// subscription without waiting for itself.
+@inline(__always)
+func currentThreadIdentity() -> UInt {
+    #if canImport(Darwin)
+    UInt(bitPattern: pthread_self())
+    #else
+    UInt(pthread_self())
+    #endif
+}
+
+/// Gives the processor to another thread while waiting for a listener call on another thread to end.
+@inline(__always)
+func yieldThread() {
+    sched_yield()
+}

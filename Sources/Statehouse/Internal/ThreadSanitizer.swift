@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Tells ThreadSanitizer about synchronization it cannot see, when the process runs under it.
+///
+/// The hooks are looked up once in the running process: they exist only when ThreadSanitizer's runtime is linked
+/// in. On Apple platforms `Mutex` is an `os_unfair_lock`, which ThreadSanitizer already understands.
+enum ThreadSanitizer {
+    private typealias Hook = @convention(c) (UnsafeRawPointer) -> Void
+
+    private struct Hooks: Sendable {
+        let acquire: Hook
+        let release: Hook
+    }
+
+    private static let hooks: Hooks? = {
+        #if os(Linux)
+        guard let acquire = dlsym(nil, "__tsan_acquire"), let release = dlsym(nil, "__tsan_release") else {
+            return nil
+        }
+        return Hooks(
+            acquire: unsafeBitCast(acquire, to: Hook.self),
+            release: unsafeBitCast(release, to: Hook.self)
+        )
+        #else
+        return nil
+        #endif
+    }()
+
+    /// Records that the current thread acquired the lock guarding `address`.
+    @inline(__always)
+    static func acquire(_ address: UnsafeMutableRawPointer) {
+        hooks?.acquire(address)
+    }
+
+    /// Records that the current thread is releasing the lock guarding `address`.
+    @inline(__always)
+    static func release(_ address: UnsafeMutableRawPointer) {
+        hooks?.release(address)
+    }
+}

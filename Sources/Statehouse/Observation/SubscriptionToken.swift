@@ -1,0 +1,54 @@
+/// Keeps a listener registered: cancel it, or let it go, to stop the calls.
+///
+/// Every `observe` and `subscribe` returns a token. The listener stays registered while the token lives; releasing
+/// the last reference to the token cancels it, so a token stored in a view or view model ends the subscription
+/// together with its owner.
+///
+/// ```swift
+/// var tokens = Set<SubscriptionToken>()
+/// theme.observe { print("theme is now", $0) }.store(in: &tokens)
+/// ```
+///
+/// After ``cancel()`` returns, no further call of the listener starts, on any thread. A call already running on
+/// another thread is allowed to finish first: `cancel()` waits for it, unless the listener is cancelling itself.
+public final class SubscriptionToken: Hashable, Sendable {
+    let subscription: Subscription
+
+    init(_ subscription: Subscription) {
+        self.subscription = subscription
+    }
+
+    deinit {
+        subscription.cancel()
+    }
+
+    /// Stops the listener. Calling it again does nothing.
+    ///
+    /// - Complexity: O(1).
+    public func cancel() {
+        subscription.cancel()
+    }
+
+    /// Whether the listener was stopped by ``cancel()``.
+    public var isCancelled: Bool {
+        subscription.isCancelled
+    }
+
+    /// Keeps the token alive in `set` until it is removed from there or `set` goes away.
+    public func store(in set: inout Set<SubscriptionToken>) {
+        set.insert(self)
+    }
+
+    /// Keeps the token alive in `array` until it is removed from there or `array` goes away.
+    public func store(in array: inout [SubscriptionToken]) {
+        array.append(self)
+    }
+
+    public static func == (lhs: SubscriptionToken, rhs: SubscriptionToken) -> Bool {
+        lhs === rhs
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(self))
+    }
+}
