@@ -59,11 +59,15 @@ struct ListenerKindsTests {
         let latestBound = Atomic<Int>(-1)
         let violations = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
+        let started = DispatchSemaphore(value: 0)
         let stopped = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
+            value.update { $0 += 1 }
+            started.signal()
             while !stop.load(ordering: .relaxed) { value.update { $0 += 1 } }
             stopped.signal()
         }
+        started.wait()
         for generation in 0..<2_000 {
             value.bind(name: "racer") { _ in
                 if latestBound.load(ordering: .sequentiallyConsistent) > generation {

@@ -7,21 +7,22 @@
 /// order until none are left. A thread that changes the value while another thread — or a listener on this very
 /// thread — is delivering only queues its change. This is what keeps every listener's calls in order, free of
 /// re-entrant duplicates, and ending with the last value.
+@usableFromInline
 struct ContainerState<Value: Sendable>: Sendable {
-    typealias Observer = ContainerObserver<Value>
+    @usableFromInline typealias Listener = @Sendable (Value) -> Void
+    @usableFromInline typealias Observers = ObserverTable<Listener>
 
-    private(set) var value: Value
-    /// Counts changes; a listener added at version `v` receives changes `v + 1` and later.
-    private(set) var version: UInt64 = 0
-    private(set) var observers = ObserverTable<Observer>()
-    private var pending = PendingRounds<Value>()
-    private var isDelivering = false
+    @usableFromInline private(set) var value: Value
+    @usableFromInline private(set) var observers = Observers()
+    @usableFromInline var pending = PendingRounds<Value>()
+    @usableFromInline var isDelivering = false
 
     /// Named listeners (``StateContainer/bind(name:_:)``): binding a name again replaces its listener.
-    private var named: [String: Observer] = [:]
+    private var named: [String: ContainerSubscription<Value>] = [:]
     /// Attached ``StateListener`` objects, so that attaching one twice registers it once.
-    private var listeners: [ObjectIdentifier: ListenerObserver<Value>] = [:]
+    private var listeners: [ObjectIdentifier: ListenerSubscription<Value>] = [:]
 
+    @usableFromInline
     init(value: Value) {
         self.value = value
     }
@@ -29,12 +30,14 @@ struct ContainerState<Value: Sendable>: Sendable {
     // MARK: Changes
 
     /// Replaces the value; returns the round the caller must deliver, if any.
+    @inlinable
     mutating func replace(with newValue: Value) -> DeliveryRound<Value>? {
         value = newValue
         return changed()
     }
 
     /// Runs `body` on the value in place. What it changed before throwing is kept and delivered too.
+    @inlinable
     mutating func update<Result, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) -> (Swift.Result<Result, Failure>, DeliveryRound<Value>?) {
@@ -43,65 +46,69 @@ struct ContainerState<Value: Sendable>: Sendable {
     }
 
     /// Records a change of the value: `replace`, `update`, or an in-place change of a reference type.
+    @inlinable
     mutating func changed() -> DeliveryRound<Value>? {
-        version &+= 1
         if observers.isEmpty { return nil }
-        return startOrQueue(.change(version: version), value: value)
+        return startOrQueue(DeliveryRound(value: value, kind: .change(observers.entries)))
     }
 
-    // MARK: Observers
+    // MARK: Listeners
 
-    /// Registers the observer `make` builds; with `initial`, also delivers the current value to it first.
-    mutating func add<Made: Observer>(
-        initial: Bool,
-        make: (_ slot: Int) -> Made
-    ) -> (Made, DeliveryRound<Value>?) {
-        let slot = observers.nextSlot
-        let observer = make(slot)
-        observers.insert(observer, at: slot, since: version)
-        guard initial else { return (observer, nil) }
-        return (observer, startOrQueue(.initial(observer), value: value))
+    /// Registers `body` for `subscription`, built for ``ObserverTable/nextSlot``; with `initial`, also delivers the
+    /// current value to it first.
+    @inlinable
+    mutating func add(
+        _ subscription: ContainerSubscription<Value>,
+        body: @escaping Listener,
+        initial: Bool
+    ) -> DeliveryRound<Value>? {
+        let entry = Observers.Entry(subscription: subscription, body: body)
+        observers.insert(entry, at: Int(subscription.slot))
+        return initial ? startOrQueue(DeliveryRound(value: value, kind: .initial(entry))) : nil
     }
 
-    mutating func remove(_ observer: Observer) {
-        observers.remove(observer, at: observer.slot)
+    @inlinable
+    mutating func remove(_ subscription: ContainerSubscription<Value>) {
+        observers.remove(subscription, at: Int(subscription.slot))
     }
 
-    /// Makes `observer` the listener named `name`; returns the listener it replaces, already removed.
-    mutating func bind(_ observer: Observer, name: String) -> Observer? {
-        guard let replaced = named.updateValue(observer, forKey: name) else { return nil }
+    /// Makes `subscription` the listener named `name`; returns the one it replaces, already removed.
+    mutating func bind(_ subscription: ContainerSubscription<Value>, name: String) -> ContainerSubscription<Value>? {
+        guard let replaced = named.updateValue(subscription, forKey: name) else { return nil }
         remove(replaced)
         return replaced
     }
 
     /// Removes the listener named `name`; returns it so that the caller can cancel it.
-    mutating func unbind(name: String) -> Observer? {
+    mutating func unbind(name: String) -> ContainerSubscription<Value>? {
         guard let removed = named.removeValue(forKey: name) else { return nil }
         remove(removed)
         return removed
     }
 
-    /// The live observer registered for `listener`, if it is attached.
-    func attachedObserver(for listener: ObjectIdentifier) -> ListenerObserver<Value>? {
-        guard let observer = listeners[listener], observer.isListenerAlive else { return nil }
-        return observer
+    /// The subscription of `listener`, if it is attached and alive.
+    func subscription(of listener: ObjectIdentifier) -> ListenerSubscription<Value>? {
+        guard let subscription = listeners[listener], subscription.isListenerAlive else { return nil }
+        return subscription
     }
 
-    mutating func attach(_ observer: ListenerObserver<Value>, for listener: ObjectIdentifier) {
-        if let previous = listeners.updateValue(observer, forKey: listener) {
-            remove(previous)
+    /// Records `subscription` as the one of its listener; returns the subscription of a dead listener that had the
+    /// same identity, already removed.
+    mutating func attach(_ subscription: ListenerSubscription<Value>) -> ListenerSubscription<Value>? {
+        guard let previous = listeners.updateValue(subscription, forKey: subscription.listenerID) else { return nil }
+        remove(previous)
+        return previous
+    }
+
+    mutating func detach(_ subscription: ListenerSubscription<Value>) {
+        if listeners[subscription.listenerID] === subscription {
+            listeners[subscription.listenerID] = nil
         }
+        remove(subscription)
     }
 
-    mutating func detach(_ observer: ListenerObserver<Value>, for listener: ObjectIdentifier) {
-        if listeners[listener] === observer {
-            listeners[listener] = nil
-        }
-        remove(observer)
-    }
-
-    /// Empties every list of observers (the container is going away) and returns the observers.
-    mutating func removeAllObservers() -> [Observer] {
+    /// Empties every list of listeners (the container is going away) and returns their subscriptions.
+    mutating func removeAll() -> [Subscription] {
         named = [:]
         listeners = [:]
         return observers.removeAll()
@@ -110,63 +117,97 @@ struct ContainerState<Value: Sendable>: Sendable {
     // MARK: Delivery
 
     /// The next round for the deliverer, or `nil` when it is done and may leave.
+    @inlinable
     mutating func nextRound() -> DeliveryRound<Value>? {
         guard let next = pending.popFirst() else {
             isDelivering = false
             return nil
         }
-        return DeliveryRound(value: next.value, kind: next.kind, observers: observers.entries)
+        return next
     }
 
-    private mutating func startOrQueue(_ kind: DeliveryRound<Value>.Kind, value: Value) -> DeliveryRound<Value>? {
+    /// Hands `round` to the caller if nobody is delivering, or queues it for the deliverer.
+    @inlinable
+    mutating func startOrQueue(_ round: DeliveryRound<Value>) -> DeliveryRound<Value>? {
         if isDelivering {
-            pending.append(PendingRounds.Round(value: value, kind: kind))
+            pending.append(round)
             return nil
         }
         isDelivering = true
-        return DeliveryRound(value: value, kind: kind, observers: observers.entries)
+        return round
     }
 }
 
-/// One change (or one initial value) to deliver, with the observers registered when delivery began.
+/// One change (or one initial value) to deliver, and to whom.
+@usableFromInline
 struct DeliveryRound<Value: Sendable>: Sendable {
+    @usableFromInline typealias Entry = ContainerState<Value>.Observers.Entry
+
+    @usableFromInline
     enum Kind: Sendable {
-        /// The change that made `version`: every observer registered before it.
-        case change(version: UInt64)
-        /// The value at subscription time, for one observer that asked for it.
-        case initial(ContainerObserver<Value>)
+        /// A change, for the listeners registered when it happened.
+        case change(ContiguousArray<Entry?>)
+        /// The value at subscription time, for the one listener that asked for it.
+        case initial(Entry)
     }
 
-    let value: Value
-    let kind: Kind
-    let observers: ContiguousArray<ObserverTable<ContainerObserver<Value>>.Entry?>
+    @usableFromInline let value: Value
+    @usableFromInline let kind: Kind
 
+    @inlinable
+    init(value: Value, kind: Kind) {
+        self.value = value
+        self.kind = kind
+    }
+
+    @inlinable
     func deliver(on thread: UInt) {
         switch kind {
-        case .change(let version):
-            for case let entry? in observers where entry.since < version {
-                entry.observer.receive(value, on: thread)
+        case .change(let observers):
+            Self.deliver(value, to: observers, on: thread)
+        case .initial(let entry):
+            entry.subscription.invoke(on: thread) { entry.body(value) }
+        }
+    }
+
+    /// Calls every live listener in `observers`.
+    ///
+    /// The loop's shape is for speed, measured on Swift 6.3: switching on each element of a borrowed array with a
+    /// `where` clause borrows the element, whereas `for case let entry? in observers` (or the same switch without
+    /// `where`) copies it, which costs two retains and two releases per listener (9 ns against 27 ns per listener).
+    /// The `where` clause does real work too: it skips cancelled subscriptions without the handshake in `invoke`.
+    @inlinable
+    static func deliver(_ value: Value, to observers: borrowing ContiguousArray<Entry?>, on thread: UInt) {
+        var index = 0
+        while index < observers.count {
+            switch observers[index] {
+            case .some(let entry) where entry.subscription.mayBeLive:
+                entry.subscription.invoke(on: thread) { entry.body(value) }
+            default:
+                break
             }
-        case .initial(let observer):
-            observer.receive(value, on: thread)
+            index += 1
         }
     }
 }
 
 /// A first-in first-out queue of rounds waiting for the deliverer.
+@usableFromInline
 struct PendingRounds<Value: Sendable>: Sendable {
-    struct Round: Sendable {
-        let value: Value
-        let kind: DeliveryRound<Value>.Kind
-    }
+    @usableFromInline typealias Round = DeliveryRound<Value>
 
-    private var rounds: [Round] = []
-    private var head = 0
+    @usableFromInline var rounds: [Round] = []
+    @usableFromInline var head = 0
 
+    @inlinable
+    init() {}
+
+    @inlinable
     mutating func append(_ round: Round) {
         rounds.append(round)
     }
 
+    @inlinable
     mutating func popFirst() -> Round? {
         guard head < rounds.count else { return nil }
         let round = rounds[head]

@@ -7,13 +7,15 @@ import Synchronization
 /// ``StatehouseDiagnostics`` rather than made an error, because `StateContainer.init` does not throw and a
 /// duplicate in-memory key loses nothing by itself. Both containers keep working; the key is free again once all
 /// containers using it are deallocated.
+@usableFromInline
 final class KeyRegistry: Sendable {
-    static let shared = KeyRegistry()
+    @usableFromInline static let shared = KeyRegistry()
 
     private let liveCounts = Locked<[String: Int]>([:])
     private let anonymousCounter = Atomic<UInt64>(0)
 
     /// Records a container using `key`; the registration frees it when deallocated.
+    @usableFromInline
     func register(_ key: String) -> KeyRegistration {
         let isDuplicate = liveCounts.withLock { counts in
             let count = counts[key, default: 0] + 1
@@ -45,6 +47,7 @@ final class KeyRegistry: Sendable {
 }
 
 /// A container's claim on its key, released when the container is deallocated.
+@usableFromInline
 final class KeyRegistration: Sendable {
     let key: String
     private let registry: KeyRegistry

@@ -27,12 +27,11 @@ extension StateContainer {
     }
 
     private func bind(name: String, fire: Bool, _ listener: @escaping @Sendable (Value) -> Void) {
-        // Swapping the names and the table in one critical section means no change is delivered to both closures.
+        // Swapping the name and the table entry in one critical section means no change reaches both closures.
         let (replaced, round) = state.withLock { state in
-            let (observer, round) = state.add(initial: fire) { slot in
-                ClosureObserver(slot: slot, container: self, body: listener)
-            }
-            return (state.bind(observer, name: name), round)
+            let subscription = ContainerSubscription(slot: state.observers.nextSlot, container: self)
+            let round = state.add(subscription, body: listener, initial: fire)
+            return (state.bind(subscription, name: name), round)
         }
         replaced?.cancel()
         if let round { deliver(round) }

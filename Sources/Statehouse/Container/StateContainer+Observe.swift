@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 extension StateContainer {
@@ -18,6 +19,7 @@ extension StateContainer {
     ///   - listener: Receives the new value.
     /// - Returns: The token that keeps `listener` registered.
     /// - Complexity: O(1) to subscribe and to cancel.
+    @inlinable
     public func observe(
         initial: Bool = false,
         on delivery: Delivery = .synchronous,
@@ -26,31 +28,50 @@ extension StateContainer {
         SubscriptionToken(register(initial: initial, delivery: delivery, listener))
     }
 
-    /// Registers the observer that calls `listener` with `delivery`.
+    /// Registers `listener` with `delivery`.
+    @inlinable
     func register(
         initial: Bool,
         delivery: Delivery,
         _ listener: @escaping @Sendable (Value) -> Void
-    ) -> ContainerObserver<Value> {
-        let queue = delivery.serialQueue(label: "Statehouse.\(key)")
-        return register(initial: initial) { slot in
-            if let queue {
-                QueuedObserver(slot: slot, container: self, queue: queue, body: listener)
-            } else {
-                ClosureObserver(slot: slot, container: self, body: listener)
+    ) -> ContainerSubscription<Value> {
+        guard let queue = delivery.serialQueue(label: key) else {
+            return register(initial: initial, make: ContainerSubscription.init) { _ in listener }
+        }
+        return register(initial: initial, make: ContainerSubscription.init) { subscription in
+            { value in
+                queue.async { subscription.invoke(on: currentThreadIdentity()) { listener(value) } }
             }
         }
     }
 
-    /// Registers the observer `make` builds, and delivers its initial value if asked.
-    func register<Observer: ContainerObserver<Value>>(
+    /// Registers the subscription `make` builds and the listener `body` makes for it; delivers the initial value
+    /// if asked.
+    @inlinable
+    func register<Made: ContainerSubscription<Value>>(
         initial: Bool,
-        make: (_ slot: Int) -> Observer
-    ) -> Observer {
-        let (observer, round) = state.withLock { state in
-            state.add(initial: initial, make: make)
+        make: (_ slot: Int, _ container: StateContainer<Value>) -> Made,
+        body: (Made) -> ContainerState<Value>.Listener
+    ) -> Made {
+        let (subscription, round) = state.withLock { state in
+            let subscription = make(state.observers.nextSlot, self)
+            return (subscription, state.add(subscription, body: body(subscription), initial: initial))
         }
         if let round { deliver(round) }
-        return observer
+        return subscription
+    }
+}
+
+extension Delivery {
+    /// The serial queue that keeps one subscription's calls in order, or `nil` for synchronous delivery.
+    ///
+    /// A queue the caller passes may be concurrent, so each subscription gets a serial queue targeting it.
+    @usableFromInline
+    func serialQueue(label: @autoclosure () -> String) -> DispatchQueue? {
+        switch self {
+        case .synchronous: nil
+        case .queue(let queue): DispatchQueue(label: "Statehouse.\(label())", target: queue)
+        case .mainActor: DispatchQueue.main
+        }
     }
 }

@@ -7,22 +7,24 @@ extension StateContainer {
     /// for await color in theme.values { render(color) }
     /// ```
     ///
-    /// Each iteration of the sequence subscribes anew. Every change is buffered until the loop takes it, so a slow
-    /// loop sees every value in order. The subscription ends when the loop ends or its task is cancelled, and the
+    /// Each use of the property subscribes anew. Every change is buffered until the loop takes it, so a slow loop
+    /// sees every value in order. The subscription ends when the loop ends or its task is cancelled, and the
     /// sequence finishes when the container is deallocated.
     public var values: AsyncStream<Value> {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .unbounded)
-        let observer = register(initial: true) { slot in
-            StreamObserver(slot: slot, container: self, continuation: continuation)
+        let subscription = register(initial: true) { slot, container in
+            StreamSubscription(slot: slot, container: container, continuation: continuation)
+        } body: { _ in
+            { continuation.yield($0) }
         }
-        continuation.onTermination = { _ in observer.cancel() }
+        continuation.onTermination = { _ in subscription.cancel() }
         return stream
     }
 }
 
-/// Yields changes into an `AsyncStream`, and finishes it when the container goes away.
-// @unchecked restates Subscription's conformance: this subclass adds only `let` and `weak let` properties.
-final class StreamObserver<Value: Sendable>: ContainerObserver<Value>, @unchecked Sendable {
+/// The registration behind ``StateContainer/values``: finishes the stream when the container goes away.
+// @unchecked restates Subscription's conformance: this subclass adds only a `let` property.
+final class StreamSubscription<Value: Sendable>: ContainerSubscription<Value>, @unchecked Sendable {
     private let continuation: AsyncStream<Value>.Continuation
 
     init(slot: Int, container: StateContainer<Value>, continuation: AsyncStream<Value>.Continuation) {
@@ -30,11 +32,7 @@ final class StreamObserver<Value: Sendable>: ContainerObserver<Value>, @unchecke
         super.init(slot: slot, container: container)
     }
 
-    override func receive(_ value: Value, on thread: UInt) {
-        invoke(on: thread) { continuation.yield(value) }
-    }
-
-    override func containerDidEnd() {
+    override func ownerDidEnd() {
         continuation.finish()
     }
 }

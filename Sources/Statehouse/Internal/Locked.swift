@@ -10,10 +10,12 @@ import Synchronization
 /// holds before any annotation inside the closure could run. Without ThreadSanitizer the annotations are a
 /// predictable branch.
 // @unchecked because of the cell pointer: its memory is owned by this value and only accessed with `mutex` held.
+@usableFromInline
 struct Locked<State: ~Copyable>: ~Copyable, @unchecked Sendable {
-    private let mutex = Mutex<Void>(())
-    private let cell: UnsafeMutablePointer<State>
+    @usableFromInline let mutex = Mutex<Void>(())
+    @usableFromInline let cell: UnsafeMutablePointer<State>
 
+    @usableFromInline
     init(_ initialState: consuming sending State) {
         cell = UnsafeMutablePointer<State>.allocate(capacity: 1)
         cell.initialize(to: initialState)
@@ -25,7 +27,7 @@ struct Locked<State: ~Copyable>: ~Copyable, @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the state.
-    @inline(__always)
+    @inlinable @inline(__always)
     borrowing func withLock<Result: ~Copyable, Failure: Error>(
         _ body: (inout sending State) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {

@@ -10,7 +10,7 @@ import Musl
 ///
 /// Cancellation compares it with the thread that is inside a listener call, so that a listener can cancel its own
 /// subscription without waiting for itself.
-@inline(__always)
+@inlinable @inline(__always)
 func currentThreadIdentity() -> UInt {
     #if canImport(Darwin)
     UInt(bitPattern: pthread_self())

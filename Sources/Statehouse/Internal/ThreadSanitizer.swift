@@ -8,15 +8,17 @@ import Musl
 ///
 /// The hooks are looked up once in the running process: they exist only when ThreadSanitizer's runtime is linked
 /// in. On Apple platforms `Mutex` is an `os_unfair_lock`, which ThreadSanitizer already understands.
+@usableFromInline
 enum ThreadSanitizer {
-    private typealias Hook = @convention(c) (UnsafeRawPointer) -> Void
+    @usableFromInline typealias Hook = @convention(c) (UnsafeRawPointer) -> Void
 
-    private struct Hooks: Sendable {
-        let acquire: Hook
-        let release: Hook
+    @usableFromInline
+    struct Hooks: Sendable {
+        @usableFromInline let acquire: Hook
+        @usableFromInline let release: Hook
     }
 
-    private static let hooks: Hooks? = {
+    @usableFromInline static let hooks: Hooks? = {
         #if os(Linux)
         guard let acquire = dlsym(nil, "__tsan_acquire"), let release = dlsym(nil, "__tsan_release") else {
             return nil
@@ -31,13 +33,13 @@ enum ThreadSanitizer {
     }()
 
     /// Records that the current thread acquired the lock guarding `address`.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func acquire(_ address: UnsafeMutableRawPointer) {
         hooks?.acquire(address)
     }
 
     /// Records that the current thread is releasing the lock guarding `address`.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func release(_ address: UnsafeMutableRawPointer) {
         hooks?.release(address)
     }

@@ -12,8 +12,9 @@
 /// After ``cancel()`` returns, no further call of the listener starts, on any thread. A call already running on
 /// another thread is allowed to finish first: `cancel()` waits for it, unless the listener is cancelling itself.
 public final class SubscriptionToken: Hashable, Sendable {
-    let subscription: Subscription
+    @usableFromInline let subscription: Subscription
 
+    @usableFromInline
     init(_ subscription: Subscription) {
         self.subscription = subscription
     }

@@ -1,63 +1,73 @@
-/// The registered observers of one container or store: a slab whose slot numbers stay fixed, so removal is O(1).
+/// The registered listeners of one container or store: a slab whose slot numbers stay fixed, so removal is O(1).
 ///
-/// Each entry remembers the version that was current when it was added: a change with that version or an older one
-/// is not delivered to it, which keeps an observer added during a delivery from receiving a change from before it
-/// existed (and from receiving the initial value twice).
+/// An entry holds the listener (`body`) and the ``Subscription`` that guards its calls.
 ///
-/// Delivery iterates a copy of `entries` taken under the owner's lock; copying an array only retains its buffer.
-struct ObserverTable<Observer: AnyObject> {
+/// Each change is delivered to a copy of `entries` taken under the owner's lock when the change happens (copying an
+/// array only retains its buffer), so a listener added later never receives it. Freed slots are reused before the
+/// array grows; an empty table keeps its capacity.
+@usableFromInline
+struct ObserverTable<Body> {
+    @usableFromInline
     struct Entry {
-        let observer: Observer
-        let since: UInt64
+        @usableFromInline let subscription: Subscription
+        @usableFromInline let body: Body
+
+        @inlinable
+        init(subscription: Subscription, body: Body) {
+            self.subscription = subscription
+            self.body = body
+        }
     }
 
-    private(set) var entries: ContiguousArray<Entry?> = []
-    private var freeSlots: [Int] = []
-    private(set) var count = 0
+    @usableFromInline private(set) var entries: ContiguousArray<Entry?> = []
+    @usableFromInline private(set) var freeSlots: [Int] = []
+    @usableFromInline private(set) var count = 0
 
+    @inlinable
+    init() {}
+
+    @inlinable
     var isEmpty: Bool { count == 0 }
 
-    /// The slot the next ``insert(_:at:since:)`` must use.
+    /// The slot the next ``insert(_:at:)`` must use: subscriptions are built knowing their slot.
+    @inlinable
     var nextSlot: Int { freeSlots.last ?? entries.count }
 
-    /// Adds `observer`, which was built for ``nextSlot``.
+    /// Adds `entry`, whose subscription was built for ``nextSlot``.
     ///
     /// - Complexity: O(1) amortized.
-    mutating func insert(_ observer: Observer, at slot: Int, since version: UInt64) {
-        precondition(slot == nextSlot, "an observer must be inserted at the slot it was built for")
-        if freeSlots.last == slot { freeSlots.removeLast() }
+    @inlinable
+    mutating func insert(_ entry: Entry, at slot: Int) {
+        precondition(slot == nextSlot, "a subscription must be inserted at the slot it was built for")
         if slot == entries.count {
-            entries.append(Entry(observer: observer, since: version))
+            entries.append(entry)
         } else {
-            entries[slot] = Entry(observer: observer, since: version)
+            freeSlots.removeLast()
+            entries[slot] = entry
         }
         count += 1
     }
 
-    /// Removes `observer` from `slot` if it is still there; removing twice does nothing.
+    /// Removes the entry of `subscription` from `slot` if it is still there; removing twice does nothing.
     ///
     /// - Complexity: O(1) amortized.
-    mutating func remove(_ observer: Observer, at slot: Int) {
-        guard slot < entries.count, entries[slot]?.observer === observer else { return }
+    @inlinable
+    mutating func remove(_ subscription: Subscription, at slot: Int) {
+        guard slot < entries.count, entries[slot]?.subscription === subscription else { return }
         entries[slot] = nil
         count -= 1
-        if count == 0 {
-            entries.removeAll(keepingCapacity: true)
-            freeSlots.removeAll(keepingCapacity: true)
-        } else {
-            freeSlots.append(slot)
-        }
+        freeSlots.append(slot)
     }
 
-    /// Empties the table and returns the observers it held.
-    mutating func removeAll() -> [Observer] {
-        let observers = entries.compactMap { $0?.observer }
+    /// Empties the table and returns the subscriptions it held.
+    mutating func removeAll() -> [Subscription] {
+        let subscriptions = entries.compactMap { $0?.subscription }
         entries = []
         freeSlots = []
         count = 0
-        return observers
+        return subscriptions
     }
 }
 
-extension ObserverTable: Sendable where Observer: Sendable {}
-extension ObserverTable.Entry: Sendable where Observer: Sendable {}
+extension ObserverTable: Sendable where Body: Sendable {}
+extension ObserverTable.Entry: Sendable where Body: Sendable {}

@@ -11,37 +11,39 @@ import Synchronization
 /// Calls to one subscription never overlap: containers and stores deliver from one thread at a time, and queued
 /// deliveries go through a serial queue. That is why one slot for "the thread inside a call" is enough.
 ///
-/// Cancelling also releases what the subscription holds (its closure and what that captures) through
-/// ``releaseResources()``, once no call can use it any more: at once, or when the listener's own call ends if it
-/// cancelled itself.
-///
-/// Subclasses add what they deliver and override ``detach()`` to leave their owner.
+/// The listener itself lives in the owner's table, not here: removing it from the table on cancellation releases it
+/// and whatever it captured. Subclasses know their owner and override ``detach()`` to leave it.
 // @unchecked because subclasses are generic and non-final; all mutable state here is in atomics, and subclasses
 // only add `let` properties or weak references, which are safe to read from any thread.
+@usableFromInline
 class Subscription: @unchecked Sendable {
-    private let callingThread = Atomic<UInt>(0)
-    private let cancelled = Atomic<Bool>(false)
-    /// Set by a listener that cancels itself: the call in progress releases the resources when it ends.
-    private let releaseAfterCall = Atomic<Bool>(false)
+    @usableFromInline let callingThread = Atomic<UInt>(0)
+    @usableFromInline let cancelled = Atomic<Bool>(false)
 
+    @usableFromInline
     init() {}
 
     /// Whether ``cancel()`` has been called.
+    @inlinable
     final var isCancelled: Bool {
         cancelled.load(ordering: .sequentiallyConsistent)
     }
 
+    /// A cheap early check that may still say `true` for a moment after another thread cancelled; ``invoke(on:_:)``
+    /// makes the exact one.
+    @inlinable
+    final var mayBeLive: Bool {
+        !cancelled.load(ordering: .relaxed)
+    }
+
     /// Runs `call` unless the subscription was cancelled; `thread` is ``currentThreadIdentity()`` of the caller.
-    @inline(__always)
+    @inlinable @inline(__always)
     final func invoke(on thread: UInt, _ call: () -> Void) {
         callingThread.store(thread, ordering: .sequentiallyConsistent)
         if !cancelled.load(ordering: .sequentiallyConsistent) {
             call()
         }
         callingThread.store(0, ordering: .releasing)
-        if releaseAfterCall.load(ordering: .relaxed) {
-            releaseResources()
-        }
     }
 
     /// Stops delivery. Returns once no call is in progress on another thread; idempotent.
@@ -50,24 +52,15 @@ class Subscription: @unchecked Sendable {
         detach()
         let me = currentThreadIdentity()
         while true {
-            switch callingThread.load(ordering: .sequentiallyConsistent) {
-            case 0:
-                releaseResources()
-                return
-            case me:
-                releaseAfterCall.store(true, ordering: .relaxed)
-                return
-            default:
-                yieldThread()
-            }
+            let thread = callingThread.load(ordering: .sequentiallyConsistent)
+            if thread == 0 || thread == me { return }
+            yieldThread()
         }
     }
 
-    /// Removes the subscription from its owner. Called once, by the first ``cancel()``.
+    /// Removes the subscription's listener from its owner. Called once, by the first ``cancel()``.
     func detach() {}
 
-    /// Drops what the subscription holds for its calls. Called once, after the last call, on the cancelling thread
-    /// (or, for a listener that cancelled itself, on the thread of its last call). Calls that start afterwards are
-    /// skipped, so overrides may clear state that calls read.
-    func releaseResources() {}
+    /// Called once when the owner is deallocated while the subscription is registered, before it is cancelled.
+    func ownerDidEnd() {}
 }
