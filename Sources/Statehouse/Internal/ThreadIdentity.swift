@@ -20,7 +20,11 @@ func currentThreadIdentity() -> UInt {
 }
 
 /// Gives the processor to another thread while waiting for a listener call on another thread to end.
-@inline(__always)
 func yieldThread() {
     sched_yield()
+}
+
+/// Sleeps 50 µs, for waits that yielding did not end.
+func sleepBriefly() {
+    usleep(50)
 }

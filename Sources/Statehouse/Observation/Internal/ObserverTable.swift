@@ -4,7 +4,8 @@
 ///
 /// Each change is delivered to a copy of `entries` taken under the owner's lock when the change happens (copying an
 /// array only retains its buffer), so a listener added later never receives it. Freed slots are reused before the
-/// array grows; an empty table keeps its capacity.
+/// array grows. A table that empties keeps its array if small (a subscribe-and-cancel loop then allocates nothing) and
+/// drops it if large, so that deliveries never walk thousands of empty slots left by a burst of listeners.
 @usableFromInline
 struct ObserverTable<Body> {
     @usableFromInline
@@ -56,7 +57,12 @@ struct ObserverTable<Body> {
         guard slot < entries.count, entries[slot]?.subscription === subscription else { return }
         entries[slot] = nil
         count -= 1
-        freeSlots.append(slot)
+        if count == 0 && entries.count > 64 {
+            entries = []
+            freeSlots = []
+        } else {
+            freeSlots.append(slot)
+        }
     }
 
     /// Empties the table and returns the subscriptions it held.

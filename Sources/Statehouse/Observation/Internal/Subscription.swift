@@ -51,10 +51,13 @@ class Subscription: @unchecked Sendable {
         guard !cancelled.exchange(true, ordering: .sequentiallyConsistent) else { return }
         detach()
         let me = currentThreadIdentity()
+        var waits = 0
         while true {
             let thread = callingThread.load(ordering: .sequentiallyConsistent)
             if thread == 0 || thread == me { return }
-            yieldThread()
+            // Listener calls are usually short: yield first, then sleep so a long call does not burn a core.
+            waits += 1
+            waits < 100 ? yieldThread() : sleepBriefly()
         }
     }
 
