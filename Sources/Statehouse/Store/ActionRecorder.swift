@@ -1,0 +1,121 @@
+import Foundation
+import Synchronization
+
+/// Records a store's actions while asked to, and where time travel has taken the store.
+@usableFromInline
+final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
+    private struct Session: Sendable {
+        var recording: Recording<State, Action>
+        /// Set while the store shows the state after this many actions instead of the latest.
+        var travelled: Int?
+    }
+
+    @usableFromInline let flag = Atomic<Bool>(false)
+    private let session = Locked<Session?>(nil)
+
+    @usableFromInline init() {}
+
+    /// Whether actions are being recorded; cheap enough to ask on every dispatch.
+    @inlinable
+    var isRecording: Bool { flag.load(ordering: .relaxed) }
+
+    func start(from state: State) {
+        session.withLock { $0 = Session(recording: Recording(initialState: state)) }
+        flag.store(true, ordering: .relaxed)
+    }
+
+    func stop() -> Recording<State, Action>? {
+        flag.store(false, ordering: .relaxed)
+        return session.withLock { session in
+            defer { session = nil }
+            return session?.recording
+        }
+    }
+
+    var recording: Recording<State, Action>? {
+        session.withLock { $0?.recording }
+    }
+
+    /// Appends `action`. After time travel, the actions past the shown state are dropped first: the new action
+    /// continues from there.
+    @usableFromInline
+    func record(_ action: Action) {
+        session.withLock { session in
+            guard var current = session else { return }
+            if let travelled = current.travelled {
+                current.recording.actions.removeSubrange(travelled...)
+                current.travelled = nil
+            }
+            current.recording.actions.append(RecordedAction(date: Date(), action: action))
+            session = current
+        }
+    }
+
+    /// Notes that the store now shows the state after `count` actions; returns the recording to compute it from.
+    func travel(to count: Int) -> Recording<State, Action>? {
+        session.withLock { session in
+            guard let recording = session?.recording else { return nil }
+            session?.travelled = count == recording.actions.count ? nil : count
+            return recording
+        }
+    }
+}
+
+extension Store {
+    /// Starts recording the actions the store applies, from the current state. Starting again starts over.
+    public func startRecording() {
+        recorder.start(from: state)
+    }
+
+    /// Stops recording and returns what was recorded, or `nil` if the store was not recording.
+    @discardableResult
+    public func stopRecording() -> Recording<State, Action>? {
+        recorder.stop()
+    }
+
+    /// What has been recorded so far, or `nil` if the store is not recording.
+    public var recording: Recording<State, Action>? {
+        recorder.recording
+    }
+
+    /// Shows the state after the first `step` recorded actions, for debugging: `0` is the state when recording
+    /// started, `recording.actions.count` the latest. Subscribers are told as for any change. Dispatching from a
+    /// past state continues from it and drops the recorded actions after it.
+    ///
+    /// - Throws: ``TimeTravelError`` if the store is not recording or `step` is out of range.
+    public func travel(to step: Int) throws(TimeTravelError) {
+        guard let reducer, let recording = recorder.recording else { throw .notRecording }
+        guard (0...recording.actions.count).contains(step) else {
+            throw .noSuchStep(step, recorded: recording.actions.count)
+        }
+        _ = recorder.travel(to: step)
+        replaceState(recording.state(afterFirst: step, reducer: reducer))
+    }
+
+    /// Applies every action of `recording` to its initial state with this store's reducer, without running
+    /// effects, and makes the result the store's state. The store then holds exactly the state the recorded store
+    /// ended in.
+    ///
+    /// - Throws: ``TimeTravelError/notRecording`` for a scoped store, which has no reducer of its own.
+    public func replay(_ recording: Recording<State, Action>) throws(TimeTravelError) {
+        guard let reducer else { throw .notRecording }
+        replaceState(recording.state(afterFirst: recording.actions.count, reducer: reducer))
+    }
+}
+
+/// Why the store could not travel in time or replay.
+public enum TimeTravelError: Error, Equatable, CustomStringConvertible {
+    /// The store is not recording (call `startRecording()` first), or is a scoped store, which has no reducer.
+    case notRecording
+    /// The recording has fewer actions than the step asked for.
+    case noSuchStep(Int, recorded: Int)
+
+    public var description: String {
+        switch self {
+        case .notRecording:
+            "The store is not recording: call startRecording() first (a scoped store cannot travel; use its root)."
+        case .noSuchStep(let step, let recorded):
+            "There is no step \(step): the recording has \(recorded) actions, so steps go from 0 to \(recorded)."
+        }
+    }
+}

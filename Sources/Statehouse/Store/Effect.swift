@@ -1,0 +1,116 @@
+/// Work a reducer asks for after it has changed the state: actions to send back, async work, cancellation.
+///
+/// ```swift
+/// case .refresh:
+///     state.isLoading = true
+///     return .run { send in
+///         let items = try await api.items()
+///         await send(.loaded(items))
+///     }
+///     .cancellable(id: "refresh", cancelInFlight: true)
+/// case .cancelRefresh:
+///     return .cancel(id: "refresh")
+/// ```
+///
+/// Effects run after the reducer returns and after subscribers heard of the change. Actions they send go through
+/// ``Store/dispatch(_:)`` like any other, in order.
+public struct Effect<Action: Sendable>: Sendable {
+    @usableFromInline
+    package enum Operation: Sendable {
+        case send(Action)
+        case run(@Sendable (Send<Action>) async -> Void)
+        case cancellable(Effect, id: AnyHashableSendable, cancelInFlight: Bool)
+        case cancel(id: AnyHashableSendable)
+    }
+
+    /// What to do, in order; empty for ``none``.
+    @usableFromInline package let operations: [Operation]
+
+    @inlinable
+    package init(operations: [Operation]) {
+        self.operations = operations
+    }
+
+    /// Nothing to do.
+    @inlinable
+    public static var none: Self { Self(operations: []) }
+
+    /// Sends `action` back to the store right after the current one.
+    public static func send(_ action: Action) -> Self {
+        Self(operations: [.send(action)])
+    }
+
+    /// Runs `operation` in a task; it may send any number of actions back with the ``Send`` it is given.
+    ///
+    /// Actions sent after the effect was cancelled are dropped. Errors are the operation's to handle: turn them into
+    /// actions.
+    public static func run(_ operation: @escaping @Sendable (_ send: Send<Action>) async -> Void) -> Self {
+        Self(operations: [.run(operation)])
+    }
+
+    /// Runs every effect in `effects`.
+    public static func merge(_ effects: Self...) -> Self {
+        merge(effects)
+    }
+
+    /// Runs every effect in `effects`.
+    public static func merge(_ effects: [Self]) -> Self {
+        Self(operations: effects.flatMap(\.operations))
+    }
+
+    /// Cancels every running effect marked with `id`.
+    public static func cancel(id: some Hashable & Sendable) -> Self {
+        Self(operations: [.cancel(id: AnyHashableSendable(id))])
+    }
+
+    /// Marks this effect with `id`, so that ``cancel(id:)`` can stop it.
+    ///
+    /// - Parameter cancelInFlight: Cancel the effects already running with `id` before starting this one (for
+    ///   "only the latest search matters").
+    public func cancellable(id: some Hashable & Sendable, cancelInFlight: Bool = false) -> Self {
+        guard !operations.isEmpty else { return self }
+        return Self(operations: [.cancellable(self, id: AnyHashableSendable(id), cancelInFlight: cancelInFlight)])
+    }
+
+    /// Whether the effect does nothing.
+    @inlinable
+    public var isNone: Bool { operations.isEmpty }
+}
+
+/// Sends actions from an effect back to its store.
+public struct Send<Action: Sendable>: Sendable {
+    @usableFromInline let deliver: @Sendable (Action) -> Void
+
+    @inlinable
+    package init(_ deliver: @escaping @Sendable (Action) -> Void) {
+        self.deliver = deliver
+    }
+
+    /// Sends `action`, unless the task running the effect was cancelled.
+    public func callAsFunction(_ action: Action) {
+        guard !Task.isCancelled else { return }
+        deliver(action)
+    }
+}
+
+/// A hashable, sendable identifier of any type: effect ids are chosen by the app.
+@usableFromInline
+package struct AnyHashableSendable: Hashable, Sendable {
+    private let base: any Hashable & Sendable
+    private let isEqual: @Sendable (any Hashable & Sendable) -> Bool
+
+    package init<Base: Hashable & Sendable>(_ base: Base) {
+        self.base = base
+        self.isEqual = { ($0 as? Base) == base }
+    }
+
+    @usableFromInline
+    package static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.isEqual(rhs.base)
+    }
+
+    @usableFromInline
+    package func hash(into hasher: inout Hasher) {
+        base.hash(into: &hasher)
+    }
+}
