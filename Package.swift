@@ -6,11 +6,25 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Statehouse", targets: ["Statehouse"]),
+        .library(name: "StatehouseTesting", targets: ["StatehouseTesting"]),
+        .library(name: "StatehouseLogging", targets: ["StatehouseLogging"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // The core depends on the toolchain only (Foundation, Synchronization, Dispatch, Observation).
         .target(name: "Statehouse"),
+        // TestStore and helpers for users' own tests, on Swift Testing.
+        .target(name: "StatehouseTesting", dependencies: ["Statehouse"]),
+        // The logging middleware; a module of its own so that the core depends on the toolchain only.
+        .target(
+            name: "StatehouseLogging",
+            dependencies: ["Statehouse", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "StatehouseTests", dependencies: ["Statehouse"]),
+        .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting"]),
+        .testTarget(name: "StatehouseLoggingTests", dependencies: ["StatehouseLogging"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -16,6 +16,7 @@ let package = Package(
             name: "StatehouseBenchmarks",
             dependencies: [
                 .product(name: "Statehouse", package: "Statehouse"),
+                .product(name: "StatehouseTesting", package: "Statehouse"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 "CHeapStatistics",
             ]

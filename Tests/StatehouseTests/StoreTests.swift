@@ -98,7 +98,23 @@ struct StoreTests {
             + (0..<500).map { _ in store.subscribe(\.name) { _ in } }
         #expect(store.core.withLock { state in state.groups.compactMap { $0 }.count } == 2)
         tokens.forEach { $0.cancel() }
-        #expect(store.core.withLock { state in state.groups.compactMap { $0 }.count } == 0)
+        let selection = store.subscribe(select: \.count, isDuplicate: ==) { _ in }
+        #expect(store.core.withLock { state in state.groups.compactMap { $0 }.count } == 3)
+        selection.cancel()
+        // Key-path groups stay for the next subscriber; a selection of its own goes.
+        #expect(store.core.withLock { state in state.groups.compactMap { $0 }.count } == 2)
+    }
+
+    @Test func aSubscriberJoiningAnEmptiedGroupGetsNoStaleDuplicate() {
+        let store = makeCounterStore()
+        store.subscribe(\.count) { _ in }.cancel()
+        store.dispatch(.set(5))
+        let counts = Recorder<Int>()
+        let token = store.subscribe(\.count) { counts.append($0) }
+        store.dispatch(.set(5))
+        store.dispatch(.set(6))
+        #expect(counts.elements == [5, 6])
+        token.cancel()
     }
 
     @Test func subscriberThatDispatchesDoesNotMakeLaterSubscribersSeeStaleOrDuplicateStates() {

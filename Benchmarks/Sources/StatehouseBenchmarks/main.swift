@@ -36,4 +36,5 @@ func observationRegistrarCost() -> Double {
 }
 
 containerTable().print()
-print("\nObservation registrar willSet + didSet, included in every Statehouse modify: \(format(observationRegistrarCost())) ns")
+print("\nObservation registrar willSet + didSet, included in every Statehouse modify and dispatch: \(format(observationRegistrarCost())) ns")
+await storeTable(budget: budget).print()

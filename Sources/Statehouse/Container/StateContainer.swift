@@ -59,16 +59,16 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// The current value. Safe to read from any thread.
     @inlinable
     public var value: Value {
-        registrar.access(ObservationAnchor.shared, keyPath: \.value)
+        registrar.access(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
         return state.withLock { $0.value }
     }
 
     /// Replaces the value, then notifies the listeners.
     @inlinable
     public func modify(_ newValue: Value) {
-        registrar.willSet(ObservationAnchor.shared, keyPath: \.value)
+        registrar.willSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
         let round = state.withLock { $0.replace(with: newValue) }
-        registrar.didSet(ObservationAnchor.shared, keyPath: \.value)
+        registrar.didSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
         if let round { deliver(round) }
     }
 
@@ -92,9 +92,9 @@ public final class StateContainer<Value: Sendable>: Sendable {
     public func update<Result: Sendable, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        registrar.willSet(ObservationAnchor.shared, keyPath: \.value)
+        registrar.willSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
         let (result, round) = state.withLock { $0.update(body) }
-        registrar.didSet(ObservationAnchor.shared, keyPath: \.value)
+        registrar.didSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
         if let round { deliver(round) }
         return try result.get()
     }
@@ -105,9 +105,9 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// see such changes. Value types should be changed with ``update(_:)`` instead.
     @inlinable
     public func didModify() {
-        registrar.willSet(ObservationAnchor.shared, keyPath: \.value)
+        registrar.willSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
         let round = state.withLock { $0.changed() }
-        registrar.didSet(ObservationAnchor.shared, keyPath: \.value)
+        registrar.didSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
         if let round { deliver(round) }
     }
 
@@ -147,6 +147,9 @@ public func ~> <Value>(container: StateContainer<Value>, newValue: Value) {
 @usableFromInline
 final class ObservationAnchor: Observable, Sendable {
     @usableFromInline static let shared = ObservationAnchor()
+    /// Even a non-generic key-path literal is looked up on every use (about 130 instructions); a stored one is not.
+    /// `nonisolated(unsafe)` because `KeyPath` is not marked `Sendable`, but a key path is immutable.
+    @usableFromInline nonisolated(unsafe) static let keyPath: KeyPath<ObservationAnchor, Void> = \.value
 
     @usableFromInline var value: Void { () }
 

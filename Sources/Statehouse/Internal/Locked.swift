@@ -11,12 +11,12 @@ import Synchronization
 /// predictable branch.
 // @unchecked because of the cell pointer: its memory is owned by this value and only accessed with `mutex` held.
 @usableFromInline
-struct Locked<State: ~Copyable>: ~Copyable, @unchecked Sendable {
+package struct Locked<State: ~Copyable>: ~Copyable, @unchecked Sendable {
     @usableFromInline let mutex = Mutex<Void>(())
     @usableFromInline let cell: UnsafeMutablePointer<State>
 
     @usableFromInline
-    init(_ initialState: consuming sending State) {
+    package init(_ initialState: consuming sending State) {
         cell = UnsafeMutablePointer<State>.allocate(capacity: 1)
         cell.initialize(to: initialState)
     }
@@ -28,7 +28,7 @@ struct Locked<State: ~Copyable>: ~Copyable, @unchecked Sendable {
 
     /// Runs `body` with exclusive access to the state.
     @inlinable @inline(__always)
-    borrowing func withLock<Result: ~Copyable, Failure: Error>(
+    package borrowing func withLock<Result: ~Copyable, Failure: Error>(
         _ body: (inout sending State) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
         // `Mutex<Void>` offers lock and unlock for this use; `withLock` would make an access to the `Void` that

@@ -98,9 +98,7 @@ extension Store {
             }
             if initial, let round { round.deliver(on: currentThreadIdentity()) }
         }
-        if inbox.withLock({ $0.submit(.subscribe(register)) }) {
-            process()
-        }
+        submit(.subscribe(register))
         return SubscriptionToken(subscription)
     }
 }

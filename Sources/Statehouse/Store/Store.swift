@@ -107,7 +107,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// The current state. Safe to read from any thread.
     @inlinable
     public var state: State {
-        registrar.access(ObservationAnchor.shared, keyPath: \.value)
+        registrar.access(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
         return core.withLock { $0.state }
     }
 
@@ -120,35 +120,42 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     public func dispatch(_ action: Action) {
         if let forward {
             forward(action)
-        } else if inbox.withLock({ $0.submit(.action(action)) }) {
-            process()
+        } else {
+            submit(.action(action))
         }
     }
 
-    /// Does the queued work until there is none; only the processor calls it.
+    /// Does `work` now if the store is idle, then everything queued meanwhile; or queues it for the processor.
     @inlinable
-    func process() {
-        while let work = inbox.withLock({ $0.next() }) {
-            switch work {
-            case .action(let action):
-                pipeline?(self, action)
-            case .subscribe(let register):
-                register()
-            case .replaceState(let newState):
-                registrar.willSet(ObservationAnchor.shared, keyPath: \.value)
-                let round = core.withLock { $0.replace(with: newState) }
-                registrar.didSet(ObservationAnchor.shared, keyPath: \.value)
-                round?.deliver(on: currentThreadIdentity())
-            }
+    func submit(_ work: StoreInbox<State, Action>.Work) {
+        var next = inbox.withLock { $0.submit(work) }
+        while let work = next {
+            perform(work)
+            next = inbox.withLock { $0.next() }
+        }
+    }
+
+    @inlinable
+    func perform(_ work: StoreInbox<State, Action>.Work) {
+        switch work {
+        case .action(let action):
+            pipeline?(self, action)
+        case .subscribe(let register):
+            register()
+        case .replaceState(let newState):
+            registrar.willSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
+            let round = core.withLock { $0.replace(with: newState) }
+            registrar.didSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
+            round?.deliver(on: currentThreadIdentity())
         }
     }
 
     /// The end of the pipeline: reduce, tell the subscribers, start the effect.
     @inlinable
     func apply(_ action: Action, with reducer: (inout State, Action) -> Effect<Action>) {
-        registrar.willSet(ObservationAnchor.shared, keyPath: \.value)
+        registrar.willSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
         let (effect, round) = core.withLock { $0.reduce(action, with: reducer) }
-        registrar.didSet(ObservationAnchor.shared, keyPath: \.value)
+        registrar.didSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
         if recorder.isRecording { recorder.record(action) }
         round?.deliver(on: currentThreadIdentity())
         if !effect.isNone { effects.start(effect, send: Send { [weak self] in self?.dispatch($0) }) }
@@ -156,9 +163,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
 
     /// Queues `newState` to replace the state, in order with the other work.
     func replaceState(_ newState: State) {
-        if inbox.withLock({ $0.submit(.replaceState(newState)) }) {
-            process()
-        }
+        submit(.replaceState(newState))
     }
 
     /// Waits until no effect is running, including those started by actions that effects sent meanwhile.

@@ -21,13 +21,16 @@ struct StoreInbox<State: Sendable, Action: Sendable>: Sendable {
     @inlinable
     init() {}
 
-    /// Queues `work`; returns `true` if the caller must now process (nobody else is).
+    /// Hands `work` back to the caller to do now if nobody is processing (the caller becomes the processor),
+    /// or queues it and returns `nil`. An idle store so queues nothing.
     @inlinable
-    mutating func submit(_ work: Work) -> Bool {
-        queue.append(work)
-        if isProcessing { return false }
+    mutating func submit(_ work: Work) -> Work? {
+        if isProcessing {
+            queue.append(work)
+            return nil
+        }
         isProcessing = true
-        return true
+        return work
     }
 
     /// The next work for the processor, or `nil` when it is done and may leave.

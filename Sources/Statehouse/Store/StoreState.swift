@@ -40,7 +40,7 @@ struct StoreState<State: Sendable>: Sendable {
         while index < groups.count {
             // A `where` clause borrows the group instead of copying it (see `notifyListeners`).
             switch groups[index] {
-            case .some(let group) where group.refresh(state):
+            case .some(let group) where !group.subscribers.isEmpty && group.refresh(state):
                 changed.append(group.subscribers.entries)
             default:
                 break
@@ -63,6 +63,8 @@ struct StoreState<State: Sendable>: Sendable {
         let groupIndex: Int
         if let key, let shared = groupsByKey[key] {
             groupIndex = shared
+            // An empty group was not refreshed while empty: bring its last selection up to date first.
+            if let group = groups[shared], group.subscribers.isEmpty { _ = group.refresh(state) }
         } else {
             groupIndex = freeGroups.popLast() ?? groups.count
             if groupIndex == groups.count {
@@ -79,15 +81,16 @@ struct StoreState<State: Sendable>: Sendable {
         return StoreRound(state: state, listeners: [[entry]])
     }
 
-    /// Removes `subscription`; a group left without subscribers goes too.
+    /// Removes `subscription`. A selection of its own goes with it; a key-path group stays, empty, for the next
+    /// subscriber of that key path (there are only as many as the code has key paths, and an empty group costs
+    /// nothing per dispatch).
     ///
     /// - Complexity: O(1) amortized.
     @inlinable
     mutating func remove(_ subscription: StoreSubscriptionBase) {
         guard let (groupIndex, slot) = subscription.place, groupIndex < groups.count else { return }
         groups[groupIndex]?.subscribers.remove(subscription, at: slot)
-        if let group = groups[groupIndex], group.subscribers.isEmpty {
-            if let key = group.key { groupsByKey[key] = nil }
+        if let group = groups[groupIndex], group.subscribers.isEmpty, group.key == nil {
             groups[groupIndex] = nil
             freeGroups.append(groupIndex)
         }

@@ -1,0 +1,91 @@
+import Statehouse
+import StatehouseTesting
+import Testing  // TestStore's default arguments use its `#_sourceLocation`
+
+/// A state with ten fields that subscribers watch and one (`clicks`) that the benchmark action changes, so that
+/// no subscriber's selection changes.
+struct Fields: Equatable, Sendable {
+    var f0 = 0, f1 = 0, f2 = 0, f3 = 0, f4 = 0, f5 = 0, f6 = 0, f7 = 0, f8 = 0, f9 = 0
+    var clicks = 0
+}
+
+let watchedFields: [KeyPath<Fields, Int> & Sendable] = [\.f0, \.f1, \.f2, \.f3, \.f4, \.f5, \.f6, \.f7, \.f8, \.f9]
+
+func click(_ state: inout Fields, _ action: Int) {
+    state.clicks &+= action
+}
+
+func storeTable(budget: Duration) async -> Table {
+    var table = Table(title: "Store", columns: ["Statehouse", "naive store"])
+    let sink = ObserverSink()
+
+    func dispatchCost(subscribers: Int) -> (ours: Double, naive: Double) {
+        let store = Store(initialState: Fields(), reducer: click)
+        let naive = NaiveStore(initialState: Fields(), reducer: click)
+        var tokens: [SubscriptionToken] = []
+        for index in 0..<subscribers {
+            let field = watchedFields[index % watchedFields.count]
+            tokens.append(store.subscribe(field) { sink.total &+= $0 })
+            _ = naive.subscribe(field) { sink.total &+= $0 }
+        }
+        let ours = nanosecondsPerCall(budget: budget) { store.dispatch($0) }
+        let theirs = nanosecondsPerCall(budget: budget) { naive.dispatch($0) }
+        withExtendedLifetime(tokens) {}
+        return (ours, theirs)
+    }
+
+    let empty = dispatchCost(subscribers: 0)
+    table.add("dispatch, 0 subscribers", unit: "ns", cells: [Cell(value: empty.ours), Cell(value: empty.naive)], target: "≤ 100 ns")
+    for count in [100, 1_000] {
+        let cost = dispatchCost(subscribers: count)
+        table.add(
+            "dispatch, \(count) unchanged subscribers on 10 key paths, per subscriber", unit: "ns",
+            cells: [Cell(value: (cost.ours - empty.ours) / Double(count)), Cell(value: (cost.naive - empty.naive) / Double(count))],
+            target: count == 100 ? "≤ 10 ns" : ""
+        )
+    }
+    for count in [100, 10_000] {
+        table.add(
+            "subscribe + unsubscribe with \(count) subscribers", unit: "ns",
+            cells: subscribeCost(existing: count, budget: budget, sink: sink).map { Cell(value: $0) },
+            target: "≤ 1 µs, flat"
+        )
+    }
+    let testStore = await testStoreOverhead(budget: budget)
+    table.add("TestStore.send vs Store.dispatch", unit: "ns", cells: [Cell(value: testStore.dispatch), Cell(value: testStore.send)], target: "")
+    return table
+}
+
+/// Subscribing and unsubscribing one more subscriber while `existing` others are subscribed.
+private func subscribeCost(existing: Int, budget: Duration, sink: ObserverSink) -> [Double] {
+    let store = Store(initialState: Fields(), reducer: click)
+    let naive = NaiveStore(initialState: Fields(), reducer: click)
+    var tokens: [SubscriptionToken] = []
+    for index in 0..<existing {
+        let field = watchedFields[index % watchedFields.count]
+        tokens.append(store.subscribe(field) { sink.total &+= $0 })
+        _ = naive.subscribe(field) { sink.total &+= $0 }
+    }
+    let ours = nanosecondsPerCall(budget: budget) { _ in
+        store.subscribe(\.f0) { sink.total &+= $0 }.cancel()
+    }
+    let theirs = nanosecondsPerCall(budget: budget) { _ in
+        naive.unsubscribe(naive.subscribe(\.f0) { sink.total &+= $0 })
+    }
+    withExtendedLifetime(tokens) {}
+    return [ours, theirs]
+}
+
+/// One action through a `TestStore` (with its exhaustive check) against one `dispatch`.
+private func testStoreOverhead(budget: Duration) async -> (dispatch: Double, send: Double) {
+    let store = Store(initialState: Fields(), reducer: click)
+    let dispatch = nanosecondsPerCall(budget: budget) { store.dispatch($0) }
+    let testStore = TestStore(initialState: Fields(), reducer: click)
+    let calls = 20_000
+    let start = ContinuousClock.now
+    for _ in 0..<calls {
+        await testStore.send(1) { $0.clicks += 1 }
+    }
+    let send = nanoseconds(ContinuousClock.now - start) / Double(calls)
+    return (dispatch, send)
+}
