@@ -276,3 +276,21 @@ struct StoreConcurrencyTests {
         #expect(violations.elements.isEmpty)
     }
 }
+
+@Suite("The README's store example")
+struct ReadmeStoreExampleTests {
+    @Test func tenLinesDoWhatTheCommentsSay() {
+        let printed = Recorder<String>()
+        let store = Store(initialState: Counter()) { (state: inout Counter, action: CounterAction) in
+            switch action { case .increment: state.count += 1; case .rename(let n): state.name = n; case .set(let v): state.count = v }
+        }
+        let sub = store.subscribe(\.count) { printed.append("count: \($0)") }
+        store.dispatch(.increment)
+        store.dispatch(.rename("x"))
+        let child = store.scope(state: \.name, action: CounterAction.rename)
+        child.dispatch("child")
+        #expect(printed.elements == ["count: 0", "count: 1"])
+        #expect(store.state.name == "child")
+        sub.cancel()
+    }
+}

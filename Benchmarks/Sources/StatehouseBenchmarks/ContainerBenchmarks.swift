@@ -38,10 +38,8 @@ func measureContainer<C: Contender>(_ contender: C.Type, budget: Duration) -> [C
             }
             cells[row] = Cell(value: ns)
         case .memoryPerSubscription:
-            let subject = C.make()
             let sink = ObserverSink()
-            let bytes = bytesPerInstance(count: 10_000) { _ in C.subscribe(subject, sink) }
-            blackHole(subject)
+            let bytes = bytesPerInstance(count: 10_000, setup: C.make) { subject, _ in C.subscribe(subject, sink) }
             cells[row] = Cell(value: bytes)
         }
     }

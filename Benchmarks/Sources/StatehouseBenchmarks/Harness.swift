@@ -36,17 +36,19 @@ func heapBytesInUse() -> Int {
     Int(heap_bytes_in_use())
 }
 
-/// The heap bytes each of `count` things made by `make` keeps allocated, the median over three runs.
-func bytesPerInstance<Kept>(count: Int, _ make: (Int) -> Kept) -> Double {
+/// The heap bytes each of `count` things made by `make` keeps allocated, the median over three runs, each with a
+/// fresh owner from `setup` (so that one run's growth of the owner's tables is not the next run's head start).
+func bytesPerInstance<Owner, Kept>(count: Int, setup: () -> Owner, _ make: (Owner, Int) -> Kept) -> Double {
     var samples: [Double] = []
     for _ in 0..<3 {
+        let owner = setup()
         var kept: [Kept] = []
         kept.reserveCapacity(count)  // before the first reading: the array itself is not counted
         let before = heapBytesInUse()
-        for index in 0..<count { kept.append(make(index)) }
+        for index in 0..<count { kept.append(make(owner, index)) }
         let after = heapBytesInUse()
         samples.append(Double(after - before) / Double(count))
-        withExtendedLifetime(kept) {}
+        withExtendedLifetime((owner, kept)) {}
     }
     return samples.sorted()[1]
 }
