@@ -47,7 +47,7 @@ struct StoreState<State: Sendable>: Sendable {
             }
             index += 1
         }
-        return changed.isEmpty ? nil : StoreRound(state: state, listeners: changed)
+        return changed.isEmpty ? nil : StoreRound(state: state, kind: .changed(changed))
     }
 
     /// Adds `body` for `subscription` to the group shared under `key`, or to a new group made by `makeGroup`;
@@ -78,7 +78,7 @@ struct StoreState<State: Sendable>: Sendable {
         let slot = groups[groupIndex]?.subscribers.nextSlot ?? 0
         subscription.place(group: groupIndex, slot: slot)
         groups[groupIndex]?.subscribers.insert(entry, at: slot)
-        return StoreRound(state: state, listeners: [[entry]])
+        return StoreRound(state: state, kind: .initial(entry))
     }
 
     /// Removes `subscription`. A selection of its own goes with it; a key-path group stays, empty, for the next
@@ -112,19 +112,34 @@ struct StoreState<State: Sendable>: Sendable {
 /// A state to show, and the subscribers to show it to.
 @usableFromInline
 struct StoreRound<State: Sendable>: Sendable {
+    @usableFromInline typealias Entry = StoreState<State>.Entry
+
+    @usableFromInline
+    enum Kind: Sendable {
+        /// The subscribers of every group whose selection changed.
+        case changed([ContiguousArray<Entry?>])
+        /// A new subscriber's first value.
+        case initial(Entry)
+    }
+
     @usableFromInline let state: State
-    @usableFromInline let listeners: [ContiguousArray<StoreState<State>.Entry?>]
+    @usableFromInline let kind: Kind
 
     @inlinable
-    init(state: State, listeners: [ContiguousArray<StoreState<State>.Entry?>]) {
+    init(state: State, kind: Kind) {
         self.state = state
-        self.listeners = listeners
+        self.kind = kind
     }
 
     @inlinable
     func deliver(on thread: UInt) {
-        for group in listeners {
-            notifyListeners(of: state, in: group, on: thread)
+        switch kind {
+        case .changed(let groups):
+            for group in groups {
+                notifyListeners(of: state, in: group, on: thread)
+            }
+        case .initial(let entry):
+            entry.subscription.invoke(on: thread) { entry.body(state) }
         }
     }
 }
