@@ -109,7 +109,6 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
             )
         }
         apply(action, assert: assert, sourceLocation: sourceLocation)
-        await Task.yield()
     }
 
     /// Waits for the next action an effect sent back, checks that it is `expected`, applies it, and checks the

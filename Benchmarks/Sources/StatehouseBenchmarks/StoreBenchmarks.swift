@@ -20,14 +20,7 @@ func storeTable(budget: Duration) async -> Table {
     let sink = ObserverSink()
 
     func dispatchCost(subscribers: Int) -> (ours: Double, naive: Double) {
-        let store = Store(initialState: Fields(), reducer: click)
-        let naive = NaiveStore(initialState: Fields(), reducer: click)
-        var tokens: [SubscriptionToken] = []
-        for index in 0..<subscribers {
-            let field = watchedFields[index % watchedFields.count]
-            tokens.append(store.subscribe(field) { sink.total &+= $0 })
-            _ = naive.subscribe(field) { sink.total &+= $0 }
-        }
+        let (store, naive, tokens) = storesWithSubscribers(subscribers, sink: sink)
         let ours = nanosecondsPerCall(budget: budget) { store.dispatch($0) }
         let theirs = nanosecondsPerCall(budget: budget) { naive.dispatch($0) }
         withExtendedLifetime(tokens) {}
@@ -56,16 +49,25 @@ func storeTable(budget: Duration) async -> Table {
     return table
 }
 
-/// Subscribing and unsubscribing one more subscriber while `existing` others are subscribed.
-private func subscribeCost(existing: Int, budget: Duration, sink: ObserverSink) -> [Double] {
+/// A Statehouse store and a naive one, each with `count` subscribers spread over the ten watched fields.
+private func storesWithSubscribers(
+    _ count: Int,
+    sink: ObserverSink
+) -> (Store<Fields, Int>, NaiveStore<Fields, Int>, [SubscriptionToken]) {
     let store = Store(initialState: Fields(), reducer: click)
     let naive = NaiveStore(initialState: Fields(), reducer: click)
     var tokens: [SubscriptionToken] = []
-    for index in 0..<existing {
+    for index in 0..<count {
         let field = watchedFields[index % watchedFields.count]
         tokens.append(store.subscribe(field) { sink.total &+= $0 })
         _ = naive.subscribe(field) { sink.total &+= $0 }
     }
+    return (store, naive, tokens)
+}
+
+/// Subscribing and unsubscribing one more subscriber while `existing` others are subscribed.
+private func subscribeCost(existing: Int, budget: Duration, sink: ObserverSink) -> [Double] {
+    let (store, naive, tokens) = storesWithSubscribers(existing, sink: sink)
     let ours = nanosecondsPerCall(budget: budget) { _ in
         store.subscribe(\.f0) { sink.total &+= $0 }.cancel()
     }

@@ -137,36 +137,3 @@ struct ContainerState<Value: Sendable>: Sendable {
         return round
     }
 }
-
-/// One change (or one initial value) to deliver, and to whom.
-@usableFromInline
-struct DeliveryRound<Value: Sendable>: Sendable {
-    @usableFromInline typealias Entry = ContainerState<Value>.Observers.Entry
-
-    @usableFromInline
-    enum Kind: Sendable {
-        /// A change, for the listeners registered when it happened.
-        case change(ContiguousArray<Entry?>)
-        /// The value at subscription time, for the one listener that asked for it.
-        case initial(Entry)
-    }
-
-    @usableFromInline let value: Value
-    @usableFromInline let kind: Kind
-
-    @inlinable
-    init(value: Value, kind: Kind) {
-        self.value = value
-        self.kind = kind
-    }
-
-    @inlinable
-    func deliver(on thread: UInt) {
-        switch kind {
-        case .change(let observers):
-            notifyListeners(of: value, in: observers, on: thread)
-        case .initial(let entry):
-            entry.subscription.invoke(on: thread) { entry.body(value) }
-        }
-    }
-}

@@ -59,16 +59,14 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// The current value. Safe to read from any thread.
     @inlinable
     public var value: Value {
-        registrar.access(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
+        registrar.accessed()
         return state.withLock { $0.value }
     }
 
     /// Replaces the value, then notifies the listeners.
     @inlinable
     public func modify(_ newValue: Value) {
-        registrar.willSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
-        let round = state.withLock { $0.replace(with: newValue) }
-        registrar.didSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
+        let round = registrar.changing { state.withLock { $0.replace(with: newValue) } }
         if let round { deliver(round) }
     }
 
@@ -92,9 +90,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     public func update<Result: Sendable, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        registrar.willSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
-        let (result, round) = state.withLock { $0.update(body) }
-        registrar.didSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
+        let (result, round) = registrar.changing { state.withLock { $0.update(body) } }
         if let round { deliver(round) }
         return try result.get()
     }
@@ -105,9 +101,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// see such changes. Value types should be changed with ``update(_:)`` instead.
     @inlinable
     public func didModify() {
-        registrar.willSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
-        let round = state.withLock { $0.changed() }
-        registrar.didSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
+        let round = registrar.changing { state.withLock { $0.changed() } }
         if let round { deliver(round) }
     }
 
@@ -139,7 +133,23 @@ public func ~> <Value>(container: StateContainer<Value>, newValue: Value) {
     container.modify(newValue)
 }
 
-/// The subject and key path every container reports to its `ObservationRegistrar`.
+extension ObservationRegistrar {
+    /// Reports a read of the value of the container or store that owns this registrar.
+    @inlinable
+    func accessed() {
+        access(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
+    }
+
+    /// Runs `change` between the `willSet` and `didSet` reports of the owner's value.
+    @inlinable
+    func changing<Result>(_ change: () throws -> Result) rethrows -> Result {
+        willSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
+        defer { didSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath) }
+        return try change()
+    }
+}
+
+/// The subject and key path every container and store reports to its `ObservationRegistrar`.
 ///
 /// A key path into the generic `StateContainer<Value>` is instantiated anew on every use (about 1 µs measured on
 /// Linux); a key path into this non-generic class is built once. The registrar is the container's own, so the key

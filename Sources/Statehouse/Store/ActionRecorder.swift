@@ -51,12 +51,11 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
         }
     }
 
-    /// Notes that the store now shows the state after `count` actions; returns the recording to compute it from.
-    func travel(to count: Int) -> Recording<State, Action>? {
+    /// Notes that the store now shows the state after `count` actions.
+    func travel(to count: Int) {
         session.withLock { session in
-            guard let recording = session?.recording else { return nil }
-            session?.travelled = count == recording.actions.count ? nil : count
-            return recording
+            guard let recorded = session?.recording.actions.count else { return }
+            session?.travelled = count == recorded ? nil : count
         }
     }
 }
@@ -88,7 +87,7 @@ extension Store {
         guard (0...recording.actions.count).contains(step) else {
             throw .noSuchStep(step, recorded: recording.actions.count)
         }
-        _ = recorder.travel(to: step)
+        recorder.travel(to: step)
         replaceState(recording.state(afterFirst: step, reducer: reducer))
     }
 

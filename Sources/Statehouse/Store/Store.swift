@@ -107,7 +107,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// The current state. Safe to read from any thread.
     @inlinable
     public var state: State {
-        registrar.access(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
+        registrar.accessed()
         return core.withLock { $0.state }
     }
 
@@ -143,9 +143,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         case .subscribe(let register):
             register()
         case .replaceState(let newState):
-            registrar.willSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
-            let round = core.withLock { $0.replace(with: newState) }
-            registrar.didSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
+            let round = registrar.changing { core.withLock { $0.replace(with: newState) } }
             round?.deliver(on: currentThreadIdentity())
         }
     }
@@ -153,9 +151,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// The end of the pipeline: reduce, tell the subscribers, start the effect.
     @inlinable
     func apply(_ action: Action, with reducer: (inout State, Action) -> Effect<Action>) {
-        registrar.willSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
-        let (effect, round) = core.withLock { $0.reduce(action, with: reducer) }
-        registrar.didSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
+        let (effect, round) = registrar.changing { core.withLock { $0.reduce(action, with: reducer) } }
         if recorder.isRecording { recorder.record(action) }
         round?.deliver(on: currentThreadIdentity())
         if !effect.isNone { effects.start(effect, send: Send { [weak self] in self?.dispatch($0) }) }

@@ -20,21 +20,21 @@ struct StoreState<State: Sendable>: Sendable {
     mutating func reduce<Action>(
         _ action: Action,
         with reducer: (inout State, Action) -> Effect<Action>
-    ) -> (Effect<Action>, StoreRound<State>?) {
+    ) -> (Effect<Action>, DeliveryRound<State>?) {
         let effect = reducer(&state, action)
         return (effect, changedSubscribers())
     }
 
     /// Replaces the whole state (a scoped store following its parent, time travel); returns whom to tell.
     @inlinable
-    mutating func replace(with newState: State) -> StoreRound<State>? {
+    mutating func replace(with newState: State) -> DeliveryRound<State>? {
         state = newState
         return changedSubscribers()
     }
 
     /// The subscribers of every group whose selection changed, with the state to give them.
     @inlinable
-    func changedSubscribers() -> StoreRound<State>? {
+    func changedSubscribers() -> DeliveryRound<State>? {
         var changed: [ContiguousArray<Entry?>] = []
         var index = 0
         while index < groups.count {
@@ -47,7 +47,7 @@ struct StoreState<State: Sendable>: Sendable {
             }
             index += 1
         }
-        return changed.isEmpty ? nil : StoreRound(state: state, kind: .changed(changed))
+        return changed.isEmpty ? nil : DeliveryRound(value: state, kind: .changes(changed))
     }
 
     /// Adds `body` for `subscription` to the group shared under `key`, or to a new group made by `makeGroup`;
@@ -58,7 +58,7 @@ struct StoreState<State: Sendable>: Sendable {
         body: @escaping Group.Listener,
         sharing key: SelectionKey?,
         makeGroup: (State) -> Group
-    ) -> StoreRound<State>? {
+    ) -> DeliveryRound<State>? {
         guard !subscription.isCancelled else { return nil }
         let groupIndex: Int
         if let key, let shared = groupsByKey[key] {
@@ -76,9 +76,9 @@ struct StoreState<State: Sendable>: Sendable {
         }
         let entry = Entry(subscription: subscription, body: body)
         let slot = groups[groupIndex]?.subscribers.nextSlot ?? 0
-        subscription.place(group: groupIndex, slot: slot)
+        subscription.setLocation(group: groupIndex, slot: slot)
         groups[groupIndex]?.subscribers.insert(entry, at: slot)
-        return StoreRound(state: state, kind: .initial(entry))
+        return DeliveryRound(value: state, kind: .initial(entry))
     }
 
     /// Removes `subscription`. A selection of its own goes with it; a key-path group stays, empty, for the next
@@ -88,7 +88,7 @@ struct StoreState<State: Sendable>: Sendable {
     /// - Complexity: O(1) amortized.
     @inlinable
     mutating func remove(_ subscription: StoreSubscriptionBase) {
-        guard let (groupIndex, slot) = subscription.place, groupIndex < groups.count else { return }
+        guard let (groupIndex, slot) = subscription.location, groupIndex < groups.count else { return }
         groups[groupIndex]?.subscribers.remove(subscription, at: slot)
         if let group = groups[groupIndex], group.subscribers.isEmpty, group.key == nil {
             groups[groupIndex] = nil
@@ -106,40 +106,5 @@ struct StoreState<State: Sendable>: Sendable {
         freeGroups = []
         groupsByKey = [:]
         return subscriptions
-    }
-}
-
-/// A state to show, and the subscribers to show it to.
-@usableFromInline
-struct StoreRound<State: Sendable>: Sendable {
-    @usableFromInline typealias Entry = StoreState<State>.Entry
-
-    @usableFromInline
-    enum Kind: Sendable {
-        /// The subscribers of every group whose selection changed.
-        case changed([ContiguousArray<Entry?>])
-        /// A new subscriber's first value.
-        case initial(Entry)
-    }
-
-    @usableFromInline let state: State
-    @usableFromInline let kind: Kind
-
-    @inlinable
-    init(state: State, kind: Kind) {
-        self.state = state
-        self.kind = kind
-    }
-
-    @inlinable
-    func deliver(on thread: UInt) {
-        switch kind {
-        case .changed(let groups):
-            for group in groups {
-                notifyListeners(of: state, in: group, on: thread)
-            }
-        case .initial(let entry):
-            entry.subscription.invoke(on: thread) { entry.body(state) }
-        }
     }
 }

@@ -2,7 +2,7 @@
 ///
 /// Subscribing is queued behind the work the store is doing, so the place is known only once the store gets to it.
 // @unchecked: restates Subscription's conformance; `group` and `slot` are only read and written with the store's
-// state lock held (`place(group:slot:)`, `place`).
+// state lock held (`location`, `setLocation(group:slot:)`).
 @usableFromInline
 class StoreSubscriptionBase: Subscription, @unchecked Sendable {
     @usableFromInline var group: Int32 = -1
@@ -11,15 +11,15 @@ class StoreSubscriptionBase: Subscription, @unchecked Sendable {
     @inlinable
     override init() {}
 
-    /// The group and slot, once placed. Read with the store's lock held.
+    /// The group and slot, once registered. Read with the store's lock held.
     @inlinable
-    var place: (group: Int, slot: Int)? {
+    var location: (group: Int, slot: Int)? {
         group < 0 ? nil : (Int(group), Int(slot))
     }
 
-    /// Records where the subscription was placed. Called with the store's lock held.
+    /// Records where the subscription was registered. Called with the store's lock held.
     @inlinable
-    func place(group: Int, slot: Int) {
+    func setLocation(group: Int, slot: Int) {
         precondition(group < Int32.max && slot < Int32.max, "more than 2³¹ subscribers on one store")
         self.group = Int32(truncatingIfNeeded: group)
         self.slot = Int32(truncatingIfNeeded: slot)

@@ -1,0 +1,38 @@
+/// A value to deliver, and to whom: the unit of work of a container's or a store's deliverer.
+@usableFromInline
+struct DeliveryRound<Value: Sendable>: Sendable {
+    @usableFromInline typealias Entry = ObserverTable<@Sendable (Value) -> Void>.Entry
+
+    @usableFromInline
+    enum Kind: Sendable {
+        /// A change, for the listeners registered when it happened (a container's listeners).
+        case change(ContiguousArray<Entry?>)
+        /// A change, for several groups of listeners (a store's selection groups whose selection changed).
+        case changes([ContiguousArray<Entry?>])
+        /// The value at subscription time, for the one listener that asked for it.
+        case initial(Entry)
+    }
+
+    @usableFromInline let value: Value
+    @usableFromInline let kind: Kind
+
+    @inlinable
+    init(value: Value, kind: Kind) {
+        self.value = value
+        self.kind = kind
+    }
+
+    @inlinable
+    func deliver(on thread: UInt) {
+        switch kind {
+        case .change(let listeners):
+            notifyListeners(of: value, in: listeners, on: thread)
+        case .changes(let groups):
+            for listeners in groups {
+                notifyListeners(of: value, in: listeners, on: thread)
+            }
+        case .initial(let entry):
+            entry.subscription.invoke(on: thread) { entry.body(value) }
+        }
+    }
+}
