@@ -46,11 +46,14 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
 
     /// Creates a store whose reducer may return an ``Effect``.
     ///
+    /// Disfavored so that a reducer closure that returns nothing (say, a lone `if` statement) picks the `Void`
+    /// initializer instead of being ambiguous; a closure that returns an effect can only match this one.
+    ///
     /// - Parameters:
     ///   - initialState: The state until the first action.
     ///   - reducer: Applies an action to the state, and says what to do next.
     ///   - middleware: Sees every action before the reducer, the first outermost; see ``Middleware``.
-    @inlinable
+    @inlinable @_disfavoredOverload
     public convenience init(
         initialState: State,
         reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
