@@ -65,8 +65,10 @@ public struct Effect<Action: Sendable>: Sendable {
 
     /// Marks this effect with `id`, so that ``cancel(id:)`` can stop it.
     ///
-    /// - Parameter cancelInFlight: Cancel the effects already running with `id` before starting this one (for
-    ///   "only the latest search matters").
+    /// - Parameters:
+    ///   - id: Any hashable value; effects marked with equal ids are cancelled together.
+    ///   - cancelInFlight: Cancel the effects already running with `id` before starting this one (for "only the
+    ///     latest search matters").
     public func cancellable(id: some Hashable & Sendable, cancelInFlight: Bool = false) -> Self {
         guard !operations.isEmpty else { return self }
         return Self(operations: [.cancellable(self, id: AnyHashableSendable(id), cancelInFlight: cancelInFlight)])

@@ -36,8 +36,14 @@ extension Store {
     /// store.subscribe(select: { ($0.count, $0.name) }, isDuplicate: ==) { count, name in … }
     /// ```
     ///
-    /// - Parameter isDuplicate: Whether two selections are the same; `{ _, _ in false }` calls `listener` after
-    ///   every dispatch.
+    /// - Parameters:
+    ///   - select: Picks what `listener` needs from the state.
+    ///   - isDuplicate: Whether two selections are the same; `{ _, _ in false }` calls `listener` after every
+    ///     dispatch.
+    ///   - initial: Call `listener` with the current selection first (the default).
+    ///   - delivery: Where `listener` runs; see ``Delivery``.
+    ///   - listener: Receives the selection.
+    /// - Returns: The token that keeps `listener` subscribed.
     @inlinable
     public func subscribe<Value: Sendable>(
         select: @escaping @Sendable (State) -> Value,

@@ -1,0 +1,122 @@
+import Dispatch
+import Observation
+import Statehouse
+
+// The code blocks of the DocC articles, inside functions so that they compile here. `DocumentationTests` checks that
+// every block of every article appears in this folder, and runs these functions.
+
+enum ArticleExamples {
+    // Statehouse.md
+    static func overview() {
+        let theme = StateContainer("blue", key: "themeColor")
+        let token = theme.observe { print("theme is now", $0) }
+        theme ~> "green"
+        token.cancel()
+    }
+
+    // StateContainers.md
+    static func containers() {
+        let rating = StateContainer<Int?>(nil, key: "appRating")
+        rating.modify(4)
+        rating ~> nil                                  // the same as modify
+        let count = StateContainer(0, key: "launches")
+        count.update { $0 += 1 }                       // read-modify-write in one step
+    }
+
+    // Listeners.md
+    static func listeners() async {
+        let theme = StateContainer("blue", key: "listeners.theme")
+        let renderQueue = DispatchQueue(label: "render")
+        var tokens = Set<SubscriptionToken>()
+        theme.observe(initial: true, on: .queue(renderQueue)) { color in print("render", color) }
+            .store(in: &tokens)
+        theme.bind(name: "Header.title") { print("title:", $0) }
+        theme.bind(name: "Header.title") { print("new title:", $0) }   // replaces the first closure
+        theme.bindAndFire(name: "Footer") { print("footer:", $0) }     // called at once, then on changes
+        theme.unbind(name: "Footer")
+        for await color in theme.values {
+            print("async:", color)
+            break
+        }
+        let read = withObservationTracking { theme.value } onChange: { print("theme will change") }
+        print(read)
+        theme ~> "green"
+        tokens.removeAll()
+    }
+
+    final class UserInfo {
+        @Listenable var name = "NIX"
+    }
+
+    static func listenable() {
+        let user = UserInfo()
+        user.$name.bindAndFire(name: "FirstScreen.title") { print("name:", $0) }   // name: NIX
+        user.name = "Ann"                                                        // name: Ann
+    }
+
+    // TheStore.md
+    static func store() {
+        struct Counter: Equatable, Sendable { var count = 0; var name = "" }
+        enum CounterAction: Sendable { case increment, rename(String) }
+
+        let store = Store(initialState: Counter()) { (state: inout Counter, action: CounterAction) in
+            switch action {
+            case .increment: state.count += 1
+            case .rename(let name): state.name = name
+            }
+        }
+        let token = store.subscribe(\.count) { count in print("count:", count) }   // count: 0
+        store.dispatch(.increment)                                                // count: 1
+        store.dispatch(.rename("clicks"))                                         // nothing: count did not change
+        token.cancel()
+    }
+
+    // ViewStateToolkit.md
+    static func loadingState() -> LoadingState<[String], SearchFailure> {
+        var jobs: LoadingState<[String], SearchFailure> = .idle
+        jobs = .loading(nil)                            // first load: a placeholder
+        jobs = .loaded(["Swift", "Statehouse"])         // the content
+        jobs = .loading(jobs.value)                     // refreshing: the content, with an indicator
+        jobs = .failed(.offline, jobs.value)            // the content, with the error as an alert
+        switch jobs.presentation {
+        case .placeholder: print("spinner")
+        case .content(let jobs, let refreshing): print(jobs, refreshing ? "(refreshing)" : "")
+        case .contentWithError(let jobs, let error): print(jobs, "alert:", error)
+        case .errorPlaceholder(let error): print("error:", error)
+        }
+        return jobs
+    }
+}
+
+enum SearchFailure: Error, Equatable, Sendable {
+    case offline
+}
+
+private let spinnerKey = AssociatedKey<Spinner>(.strong)
+
+final class Spinner {
+    var isSpinning = false
+}
+
+protocol Refreshable: AssociatedObjects {}
+
+extension Refreshable {
+    var spinner: Spinner {
+        associatedValue(for: spinnerKey) { Spinner() }   // made once per object, kept while it lives
+    }
+}
+
+final class Feed: Refreshable, StoreSubscribing, @unchecked Sendable {  // the article's example: one thread
+    var titles: [String] = []
+
+    func start(store: Store<LoadingState<[String], SearchFailure>, JobsFeedAction>) {
+        subscribe(store) { feed, state in
+            feed.spinner.isSpinning = state.isLoading
+            feed.titles = state.value ?? []
+        }
+    }
+}
+
+enum JobsFeedAction: Sendable {
+    case loaded([String])
+}
