@@ -24,7 +24,9 @@ let package = Package(
             name: "StatehouseLogging",
             dependencies: ["Statehouse", .product(name: "Logging", package: "swift-log")]
         ),
-        .testTarget(name: "StatehouseTests", dependencies: ["Statehouse"]),
+        // Writes to a file-backed container until killed: the child process of the persistence crash test.
+        .executableTarget(name: "StatehouseCrashWriter", dependencies: ["Statehouse"]),
+        .testTarget(name: "StatehouseTests", dependencies: ["Statehouse", "StatehouseCrashWriter"]),
         .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting"]),
         .testTarget(name: "StatehouseLoggingTests", dependencies: ["StatehouseLogging"]),
     ],

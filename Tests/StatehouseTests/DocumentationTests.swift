@@ -45,7 +45,7 @@ struct DocumentationTests {
             .map { Self.lines(try String(contentsOf: $0, encoding: .utf8)).joined(separator: "\n") }
             .joined(separator: "\n")
         let articles = try Self.articles()
-        #expect(articles.count >= 6)
+        #expect(articles.count >= 7)
         var blocks = 0
         for article in articles {
             for block in Self.codeBlocks(in: try String(contentsOf: article, encoding: .utf8)) {
@@ -54,7 +54,7 @@ struct DocumentationTests {
                 #expect(examples.contains(normalized), "\(article.lastPathComponent): a code block is not in DocExamples:\n\(block)")
             }
         }
-        #expect(blocks >= 18)
+        #expect(blocks >= 21)
     }
 
     @Test func examplesRun() async {
@@ -63,6 +63,8 @@ struct DocumentationTests {
         await ArticleExamples.listeners()
         ArticleExamples.listenable()
         ArticleExamples.store()
+        let directory = TemporaryDirectory()
+        #expect(throws: Never.self) { try ArticleExamples.persistence(directory: directory.url) }
         #expect(ArticleExamples.loadingState() == .failed(.offline, ["Swift", "Statehouse"]))
     }
 }

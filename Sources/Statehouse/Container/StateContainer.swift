@@ -31,6 +31,8 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// `Value`: a method called from `Subscription.cancel()` would run generic code, about 5,000 instructions per
     /// cancellation instead of a few hundred.
     @usableFromInline let removeListener: @Sendable (StateContainer<Value>, ContainerSubscription<Value>) -> Void
+    /// For a persisted container: what writes its value to its storage.
+    @usableFromInline let persistence: ContainerPersistence<Value>?
 
     /// Creates a container holding `initialValue`, identified by `key`.
     ///
@@ -39,16 +41,25 @@ public final class StateContainer<Value: Sendable>: Sendable {
     ///   - key: The name of this state. Another live container with the same key is reported to
     ///     ``StatehouseDiagnostics`` as ``StatehouseDiagnostic/Kind/duplicateKey``.
     @inlinable
-    public init(_ initialValue: Value, key: String) {
+    public convenience init(_ initialValue: Value, key: String) {
+        self.init(initialValue, key: key, persistence: nil)
+    }
+
+    @inlinable
+    init(_ initialValue: Value, key: String, persistence: ContainerPersistence<Value>?) {
         self.key = key
         self.state = Locked(ContainerState(value: initialValue))
         self.keyRegistration = KeyRegistry.shared.register(key)
+        self.persistence = persistence
         self.removeListener = { container, subscription in
             container.state.withLock { $0.remove(subscription) }
         }
     }
 
     deinit {
+        if let persistence {
+            persistence.flush(finalValue: state.withLock { $0.value })
+        }
         let subscriptions = state.withLock { $0.removeAll() }
         for subscription in subscriptions {
             subscription.ownerDidEnd()
@@ -67,6 +78,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     @inlinable
     public func modify(_ newValue: Value) {
         let round = registrar.changing { state.withLock { $0.replace(with: newValue) } }
+        persistence?.changed()
         if let round { deliver(round) }
     }
 
@@ -91,6 +103,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         let (result, round) = registrar.changing { state.withLock { $0.update(body) } }
+        persistence?.changed()
         if let round { deliver(round) }
         return try result.get()
     }
@@ -102,6 +115,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     @inlinable
     public func didModify() {
         let round = registrar.changing { state.withLock { $0.changed() } }
+        persistence?.changed()
         if let round { deliver(round) }
     }
 

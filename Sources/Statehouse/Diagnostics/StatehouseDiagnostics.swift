@@ -7,6 +7,8 @@ public struct StatehouseDiagnostic: Sendable, Equatable, CustomStringConvertible
     public enum Kind: Sendable, Equatable {
         /// A second live ``StateContainer`` was created with the key of another.
         case duplicateKey
+        /// A persisted container was deallocated with changes it could not write.
+        case lostWrite
     }
 
     public let kind: Kind
@@ -16,6 +18,14 @@ public struct StatehouseDiagnostic: Sendable, Equatable, CustomStringConvertible
     public let message: String
 
     public var description: String { message }
+
+    static func lostWrite(_ error: StorageError) -> Self {
+        Self(
+            kind: .lostWrite,
+            key: error.key ?? "",
+            message: "Statehouse: a persisted container was deallocated with unsaved changes: \(error.message)"
+        )
+    }
 
     static func duplicateKey(_ key: String) -> Self {
         Self(

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Observation
 import Statehouse
 
@@ -52,6 +53,20 @@ enum ArticleExamples {
         let user = UserInfo()
         user.$name.bindAndFire(name: "FirstScreen.title") { print("name:", $0) }   // name: NIX
         user.name = "Ann"                                                        // name: Ann
+    }
+
+    // PersistingState.md
+    static func persistence(directory: URL) throws {
+        let settings = StateContainer(DocSettings(), key: "docs.settings", storage: .file(directory: directory))
+        settings.update { $0.theme = "green" }      // saved within 50 ms, together with changes made meanwhile
+        try settings.flush()                        // or now
+        let rating = StateContainer<Int?>(nil, key: "docs.appRating", storage: .memory)   // nil removes the stored entry
+        let audit = StateContainer([String](), key: "docs.audit", storage: .file(directory: directory), writes: .writeThrough)
+        audit.update { $0.append("rated") }
+        rating.modify(5)
+        if let error = settings.storageError?.value {
+            print("could not save:", error)
+        }
     }
 
     // TheStore.md
@@ -119,4 +134,8 @@ final class Feed: Refreshable, StoreSubscribing, @unchecked Sendable {  // the a
 
 enum JobsFeedAction: Sendable {
     case loaded([String])
+}
+
+struct DocSettings: Codable, Sendable {
+    var theme = "blue"
 }

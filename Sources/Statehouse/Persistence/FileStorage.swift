@@ -1,0 +1,135 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Keeps each key's data in a file of its own, in one directory, readable by its owner only.
+///
+/// A save never leaves a torn file: the data goes to a temporary file in the same directory, which is flushed to
+/// disk (`fsync`), renamed over the key's file (atomic on POSIX file systems), and the directory is flushed too.
+/// A process killed at any instant leaves the old data or the new, never a mix.
+///
+/// Keys are encoded into file names: letters, digits, `-` and `_` stay, every other byte of the key's UTF-8 becomes
+/// `%XX`, so `../../etc/passwd` is the file `%2E%2E%2F%2E%2E%2Fetc%2Fpasswd.state` inside the directory. An empty key
+/// is `%.state`. A key whose encoding would exceed 200 bytes is cut, followed by a 64-bit FNV-1a hash of the whole key.
+public struct FileStorage: StateStorage {
+    /// The directory holding the files.
+    public let directory: URL
+
+    /// - Parameter directory: Created on first use (owner-only permissions) if it does not exist.
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    public func load(key: String) throws -> Data? {
+        let url = fileURL(for: key)
+        do {
+            return try Data(contentsOf: url)
+        } catch CocoaError.fileReadNoSuchFile, CocoaError.fileNoSuchFile {
+            return nil
+        } catch let error as NSError where error.domain == NSPOSIXErrorDomain && error.code == Int(ENOENT) {
+            return nil
+        }
+    }
+
+    public func save(_ data: Data, key: String) throws {
+        try createDirectoryIfNeeded()
+        let target = fileURL(for: key)
+        let temporary = directory.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
+        try writeDurably(data, to: temporary)
+        guard rename(temporary.path, target.path) == 0 else {
+            let error = posixError("rename \(temporary.lastPathComponent) to \(target.lastPathComponent)")
+            unlink(temporary.path)
+            throw error
+        }
+        try syncDirectory()
+    }
+
+    public func remove(key: String) throws {
+        guard unlink(fileURL(for: key).path) == 0 || errno == ENOENT else {
+            throw posixError("remove the file of \(String(reflecting: key))")
+        }
+        try syncDirectory()
+    }
+
+    /// The file holding `key`'s data.
+    public func fileURL(for key: String) -> URL {
+        directory.appendingPathComponent(Self.fileName(for: key))
+    }
+
+    static func fileName(for key: String) -> String {
+        var encoded = ""
+        for byte in key.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                encoded.append(Character(Unicode.Scalar(byte)))
+            default:
+                encoded += String(format: "%%%02X", byte)
+            }
+        }
+        if encoded.isEmpty { encoded = "%" }
+        if encoded.utf8.count > 200 {
+            encoded = String(encoded.prefix(180)) + "~" + String(fnv1a(key), radix: 16)
+        }
+        return encoded + ".state"
+    }
+
+    private static func fnv1a(_ key: String) -> UInt64 {
+        key.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+    }
+
+    private func createDirectoryIfNeeded() throws {
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
+        )
+    }
+
+    private func writeDurably(_ data: Data, to url: URL) throws {
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw posixError("create \(url.lastPathComponent)") }
+        defer { close(descriptor) }
+        try data.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, base + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    let error = posixError("write \(url.lastPathComponent)")
+                    unlink(url.path)
+                    throw error
+                }
+                offset += written
+            }
+        }
+        guard fsync(descriptor) == 0 else {
+            let error = posixError("flush \(url.lastPathComponent) to disk")
+            unlink(url.path)
+            throw error
+        }
+    }
+
+    private func syncDirectory() throws {
+        let descriptor = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw posixError("open the directory to flush it") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw posixError("flush the directory to disk") }
+    }
+
+    private func posixError(_ what: String) -> StorageError {
+        let code = errno
+        return StorageError(.io, key: nil, message: "Could not \(what) in \(directory.path): \(String(cString: strerror(code))).")
+    }
+}
+
+extension StateStorage where Self == FileStorage {
+    /// A storage that keeps each key in a file of its own in `directory`.
+    public static func file(directory: URL) -> FileStorage {
+        FileStorage(directory: directory)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+extension StateContainer where Value: Codable {
+    /// Creates a container that loads its value from `storage` and saves every change back to it.
+    ///
+    /// ```swift
+    /// let enabled = StateContainer(false, key: "isTouchIDEnabled", storage: .file(directory: url))
+    /// let rating = StateContainer<Int?>(nil, key: "appRating", storage: .memory)   // nil removes the entry
+    /// ```
+    ///
+    /// - The stored value under `key` is loaded now; with nothing stored, the container starts from `defaultValue`.
+    /// - Stored bytes that do not decode (a corrupt file, a type that changed) are not fatal and not lost: the
+    ///   container starts from `defaultValue`, the bytes are kept under a key of their own
+    ///   (`<key>.undecodable.<milliseconds>`), and ``storageError`` says so. If they cannot be kept aside, or the
+    ///   storage cannot be read, the container does not write either, so it never overwrites data it did not read.
+    /// - Changes are written as `writes` says: coalesced by default (see ``WritePolicy``). ``flush()`` writes now;
+    ///   deallocation and a normal exit write what is pending.
+    /// - A failed write is reported through ``storageError``, the value in memory stays, and the next change or
+    ///   `flush()` tries again.
+    ///
+    /// - Parameters:
+    ///   - defaultValue: The value when nothing (decodable) is stored.
+    ///   - key: The state's name, and its entry in `storage`.
+    ///   - storage: Where the value lives.
+    ///   - writes: When changes are written.
+    public convenience init(
+        _ defaultValue: Value,
+        key: String,
+        storage: some StateStorage,
+        writes: WritePolicy = .coalesced
+    ) {
+        let loaded = LoadedValue(key: key, storage: storage, default: defaultValue)
+        let persistence = ContainerPersistence<Value>(
+            storage: storage, key: key, policy: writes, canWrite: loaded.canWrite
+        ) { value in
+            (value as? any OptionalValue)?.isNil == true ? nil : try JSONEncoder.statehouse.encode(value)
+        }
+        self.init(loaded.value, key: key, persistence: persistence)
+        persistence.attach { [weak self] in self?.state.withLock { $0.value } }
+        if let error = loaded.error { persistence.lastError.modify(error) }
+    }
+}
+
+extension StateContainer {
+    /// Writes unsaved changes to the storage now. Does nothing for a container without storage.
+    ///
+    /// - Throws: ``StorageError`` if the write failed; the changes stay unsaved and are tried again later.
+    public func flush() throws(StorageError) {
+        try persistence?.flush()
+    }
+
+    /// For a persisted container, the last storage failure (`nil` once a write succeeds), as a container to observe;
+    /// `nil` for a container without storage.
+    public var storageError: StateContainer<StorageError?>? {
+        persistence?.lastError
+    }
+}
+
+/// The value a persisted container starts from, and what went wrong getting it.
+struct LoadedValue<Value: Codable> {
+    var value: Value
+    var error: StorageError?
+    /// `false` when the stored data could neither be read nor kept aside: writing would destroy it.
+    var canWrite = true
+
+    init(key: String, storage: some StateStorage, default defaultValue: Value) {
+        value = defaultValue
+        let data: Data
+        do {
+            guard let stored = try storage.load(key: key) else { return }
+            data = stored
+        } catch {
+            self.error = StorageError(.io, key: key, message: """
+                Could not read \(String(reflecting: key)): \(error). The container starts from its default and \
+                will not write, so that it does not overwrite data it could not read. Fix the storage and restart.
+                """)
+            canWrite = false
+            return
+        }
+        do {
+            value = try JSONDecoder().decode(Value.self, from: data)
+        } catch {
+            let kept: String
+            do {
+                kept = "kept under \(String(reflecting: try storage.setAside(data, from: key)))"
+            } catch {
+                kept = "could not be kept aside (\(error)), so the container will not write over it"
+                canWrite = false
+            }
+            self.error = StorageError(.undecodable, key: key, message: """
+                The data stored under \(String(reflecting: key)) is not a \(Value.self): \(error). The container \
+                starts from its default; the data was \(kept). Migrate or remove it.
+                """)
+        }
+    }
+}
+
+extension JSONEncoder {
+    /// Sorted keys, so that equal values give equal bytes.
+    static var statehouse: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+@testable import Statehouse
+
+struct Settings: Codable, Equatable, Sendable {
+    var theme = "blue"
+    var fontSize = 12
+}
+
+@Suite("Persisted containers", .serialized)
+struct PersistedContainerTests {
+    @Test(arguments: StorageKind.allCases)
+    func loadsWhatWasSavedAndStartsFromTheDefaultOtherwise(kind: StorageKind) throws {
+        let directory = TemporaryDirectory()
+        let storage = kind.make(in: directory)
+        do {
+            let settings = StateContainer(Settings(), key: "persist.settings", storage: storage)
+            #expect(settings.value == Settings())
+            settings.update { $0.theme = "green" }
+            try settings.flush()
+        }
+        let reloaded = StateContainer(Settings(), key: "persist.settings", storage: storage)
+        #expect(reloaded.value == Settings(theme: "green"))
+        #expect(reloaded.storageError?.value == nil)
+    }
+
+    @Test func nilOfAnOptionalRemovesTheEntry() throws {
+        let storage = MemoryStorage()
+        let rating = StateContainer<Int?>(nil, key: "persist.rating", storage: storage)
+        rating.modify(4)
+        try rating.flush()
+        #expect(try storage.load(key: "persist.rating") == Data("4".utf8))
+        rating ~> nil
+        try rating.flush()
+        #expect(try storage.load(key: "persist.rating") == nil)
+    }
+
+    @Test func coalescedWritesTurnABurstIntoOneWriteAndLoseNothing() throws {
+        // A window longer than the burst, so that the count does not depend on the machine's speed (how many
+        // writes 100,000 changes make with the default window is a benchmark's question).
+        let storage = InstrumentedStorage()
+        let count = StateContainer(0, key: "persist.burst", storage: storage, writes: .coalesced(window: .seconds(60)))
+        for _ in 0..<100_000 { count.update { $0 += 1 } }
+        try count.flush()
+        try count.flush()
+        #expect(storage.saves == 1)
+        #expect(try storage.load(key: "persist.burst") == Data("100000".utf8))
+    }
+
+    @Test func theWindowElapsingWritesWithoutAFlush() async throws {
+        let storage = InstrumentedStorage()
+        let count = StateContainer(0, key: "persist.window", storage: storage, writes: .coalesced(window: .milliseconds(10)))
+        count.modify(3)
+        #expect(await eventually { (try? storage.load(key: "persist.window")) == Data("3".utf8) })
+    }
+
+    @Test func writeThroughWritesEveryChangeBeforeReturning() throws {
+        let storage = InstrumentedStorage()
+        let count = StateContainer(0, key: "persist.through", storage: storage, writes: .writeThrough)
+        for value in 1...5 {
+            count.modify(value)
+            #expect(try storage.load(key: "persist.through") == Data("\(value)".utf8))
+        }
+        #expect(storage.saves == 5)
+    }
+
+    @Test func deallocationWritesWhatIsPending() throws {
+        let storage = InstrumentedStorage()
+        do {
+            let count = StateContainer(0, key: "persist.deinit", storage: storage, writes: .coalesced(window: .seconds(60)))
+            count.modify(7)
+        }
+        #expect(try storage.load(key: "persist.deinit") == Data("7".utf8))
+    }
+
+    @Test func corruptDataStartsFromTheDefaultIsReportedAndKeptAside() throws {
+        let storage = MemoryStorage()
+        try storage.save(Data("{not json".utf8), key: "persist.corrupt")
+        let settings = StateContainer(Settings(), key: "persist.corrupt", storage: storage)
+        #expect(settings.value == Settings())
+        let error = try #require(settings.storageError?.value)
+        #expect(error.kind == .undecodable)
+        #expect(error.message.contains("is not a Settings"))
+        let aside = try #require(storage.keys.first { $0.hasPrefix("persist.corrupt.undecodable.") })
+        #expect(try storage.load(key: aside) == Data("{not json".utf8))
+        settings.update { $0.fontSize = 14 }
+        try settings.flush()
+        #expect(try storage.load(key: aside) == Data("{not json".utf8))
+        #expect(settings.storageError?.value == nil)
+    }
+
+    @Test func aChangedTypeIsTreatedLikeCorruptData() throws {
+        let storage = MemoryStorage()
+        try storage.save(Data(#""just a string""#.utf8), key: "persist.changedType")
+        let settings = StateContainer(Settings(), key: "persist.changedType", storage: storage)
+        #expect(settings.value == Settings())
+        #expect(settings.storageError?.value?.kind == .undecodable)
+    }
+
+    @Test func aFailedWriteIsReportedKeepsTheValueAndIsRetried() throws {
+        let storage = InstrumentedStorage()
+        let count = StateContainer(0, key: "persist.failing", storage: storage, writes: .coalesced(window: .seconds(60)))
+        storage.failing = true
+        count.modify(1)
+        #expect(throws: StorageError.self) { try count.flush() }
+        #expect(count.value == 1)
+        #expect(count.storageError?.value?.message.contains("No space left") == true)
+        storage.failing = false
+        try count.flush()
+        #expect(try storage.load(key: "persist.failing") == Data("1".utf8))
+        #expect(count.storageError?.value == nil)
+    }
+
+    @Test func unreadableStorageMakesTheContainerReadOnly() throws {
+        struct Unreadable: StateStorage {
+            let writes = InstrumentedStorage()
+            func load(key: String) throws -> Data? { throw StorageError(.io, key: key, message: "Permission denied.") }
+            func save(_ data: Data, key: String) throws { try writes.save(data, key: key) }
+            func remove(key: String) throws {}
+        }
+        let storage = Unreadable()
+        let count = StateContainer(5, key: "persist.unreadable", storage: storage)
+        count.modify(6)
+        #expect(throws: StorageError.self) { try count.flush() }
+        #expect(storage.writes.saves == 0)
+        #expect(count.storageError?.value?.message.contains("will not write") == true)
+    }
+}
+
+@Suite("Persistence survives being killed", .serialized)
+struct CrashTests {
+    /// The helper executable, built next to the test bundle.
+    static var writer: URL {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while !directory.path.hasSuffix("/debug") && !directory.path.hasSuffix("/release") && directory.path != "/" {
+            directory.deleteLastPathComponent()
+        }
+        return directory.appendingPathComponent("StatehouseCrashWriter")
+    }
+
+    @Test func aProcessKilledAtAnyInstantLeavesADecodableValue() throws {
+        let directory = TemporaryDirectory()
+        let storage = FileStorage(directory: directory.url)
+        var lastSeen = 0
+        for round in 0..<50 {
+            let process = Process()
+            process.executableURL = Self.writer
+            process.arguments = [directory.url.path, "crash.counter"]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            _ = output.fileHandleForReading.availableData  // "ready": the container exists
+            usleep(UInt32.random(in: 1_000...20_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal)
+            let data = try #require(try storage.load(key: "crash.counter"), "round \(round): nothing stored")
+            let value = try JSONDecoder().decode(Int.self, from: data)
+            #expect(value >= lastSeen, "round \(round): the stored value went back")
+            lastSeen = value
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasSuffix(".tmp") }
+        #expect(leftovers.count <= 50)  // a kill between create and rename may leave a temporary file, never a torn one
+    }
+}
