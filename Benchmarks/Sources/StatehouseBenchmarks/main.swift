@@ -38,3 +38,4 @@ func observationRegistrarCost() -> Double {
 containerTable().print()
 print("\nObservation registrar willSet + didSet, included in every Statehouse modify and dispatch: \(format(observationRegistrarCost())) ns")
 await storeTable(budget: budget).print()
+try persistenceTable().print()
