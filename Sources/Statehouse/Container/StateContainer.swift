@@ -32,7 +32,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// cancellation instead of a few hundred.
     @usableFromInline let removeListener: @Sendable (StateContainer<Value>, ContainerSubscription<Value>) -> Void
     /// For a persisted container: what writes its value to its storage.
-    @usableFromInline let persistence: ContainerPersistence<Value>?
+    @usableFromInline let persistence: StatePersistence<Value>?
 
     /// Creates a container holding `initialValue`, identified by `key`.
     ///
@@ -46,7 +46,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     }
 
     @inlinable
-    init(_ initialValue: Value, key: String, persistence: ContainerPersistence<Value>?) {
+    init(_ initialValue: Value, key: String, persistence: StatePersistence<Value>?) {
         self.key = key
         self.state = Locked(ContainerState(value: initialValue))
         self.keyRegistration = KeyRegistry.shared.register(key)

@@ -30,7 +30,7 @@ extension StateContainer where Value: Codable {
         writes: WritePolicy = .coalesced
     ) {
         let loaded = LoadedValue(key: key, storage: storage, default: defaultValue)
-        let persistence = ContainerPersistence<Value>(
+        let persistence = StatePersistence<Value>(
             storage: storage, key: key, policy: writes, canWrite: loaded.canWrite
         ) { value in
             (value as? any OptionalValue)?.isNil == true ? nil : try JSONEncoder.statehouse.encode(value)

@@ -43,6 +43,8 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline let recorder = ActionRecorder<State, Action>()
     /// For a scoped store: its subscription to the parent.
     let upstream = Locked<SubscriptionToken?>(nil)
+    /// For a persisted store: what writes its state to its storage.
+    @usableFromInline let persistence: StatePersistence<State>?
 
     /// Creates a store whose reducer may return an ``Effect``.
     ///
@@ -89,18 +91,21 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         state: State,
         reducer: (@Sendable (inout State, Action) -> Effect<Action>)?,
         pipeline: (@Sendable (Store, Action) -> Void)?,
-        forward: (@Sendable (Action) -> Void)?
+        forward: (@Sendable (Action) -> Void)?,
+        persistence: StatePersistence<State>? = nil
     ) {
         self.core = Locked(StoreState(state: state))
         self.reducer = reducer
         self.pipeline = pipeline
         self.forward = forward
+        self.persistence = persistence
         self.removeSubscriber = { store, subscription in
             store.core.withLock { $0.remove(subscription) }
         }
     }
 
     deinit {
+        persistence?.flush(finalValue: core.withLock { $0.state })
         effects.cancelAll()
         for subscription in core.withLock({ $0.removeAll() }) {
             subscription.cancel()
@@ -147,6 +152,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
             register()
         case .replaceState(let newState):
             let round = registrar.changing { core.withLock { $0.replace(with: newState) } }
+            persistence?.changed()
             round?.deliver(on: currentThreadIdentity())
         }
     }
@@ -155,6 +161,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @inlinable
     func apply(_ action: Action, with reducer: (inout State, Action) -> Effect<Action>) {
         let (effect, round) = registrar.changing { core.withLock { $0.reduce(action, with: reducer) } }
+        persistence?.changed()
         if recorder.isRecording { recorder.record(action) }
         round?.deliver(on: currentThreadIdentity())
         if !effect.isNone { effects.start(effect, send: Send { [weak self] in self?.dispatch($0) }) }

@@ -163,3 +163,28 @@ struct CrashTests {
         #expect(leftovers.count <= 50)  // a kill between create and rename may leave a temporary file, never a torn one
     }
 }
+
+@Suite("Persisted stores", .serialized)
+struct PersistedStoreTests {
+    @Test func aStoreSavesItsStateAndLoadsItBack() throws {
+        let directory = TemporaryDirectory()
+        do {
+            let store = Store(initialState: Counter(), key: "persist.store", storage: .file(directory: directory.url), reducer: counterReducer)
+            store.dispatch(.increment)
+            store.dispatch(.rename("saved"))
+            try store.flush()
+        }
+        let reopened = Store(initialState: Counter(), key: "persist.store", storage: .file(directory: directory.url), reducer: counterReducer)
+        #expect(reopened.state == Counter(count: 1, name: "saved"))
+    }
+
+    @Test func aStoreWritesItsPendingStateWhenDeallocated() throws {
+        let storage = InstrumentedStorage()
+        do {
+            let store = Store(initialState: Counter(), key: "persist.storeDeinit", storage: storage, writes: .coalesced(window: .seconds(60)), reducer: counterReducer)
+            store.dispatch(.set(9))
+        }
+        let data = try #require(try storage.load(key: "persist.storeDeinit"))
+        #expect(try JSONDecoder().decode(Counter.self, from: data) == Counter(count: 9))
+    }
+}

@@ -2,13 +2,14 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Writes a container's value to its storage, as its ``WritePolicy`` says, and reports failures.
+/// Writes a container's value (or a store's state) to its storage, as its ``WritePolicy`` says, and reports
+/// failures.
 ///
 /// A change only marks the container dirty and, if no write is scheduled, schedules one: the writer encodes the
 /// value current *when it writes*, so a burst of changes costs one encoding and one write. A write that fails leaves
 /// the container dirty: the next change, `flush()`, deallocation or exit tries again.
 @usableFromInline
-final class ContainerPersistence<Value: Sendable>: Sendable {
+final class StatePersistence<Value: Sendable>: Sendable {
     let storage: any StateStorage
     let key: String
     let policy: WritePolicy
@@ -112,14 +113,14 @@ final class PendingWrites: Sendable {
     private let flushers = Locked<[ObjectIdentifier: @Sendable () -> Void]>([:])
     private let installed = Atomic<Bool>(false)
 
-    func register<Value>(_ persistence: ContainerPersistence<Value>) {
+    func register<Value>(_ persistence: StatePersistence<Value>) {
         if !installed.exchange(true, ordering: .relaxed) {
             atexit { PendingWrites.shared.flushAll() }
         }
         flushers.withLock { $0[ObjectIdentifier(persistence)] = { [weak persistence] in persistence?.flushAtExit() } }
     }
 
-    func unregister<Value>(_ persistence: ContainerPersistence<Value>) {
+    func unregister<Value>(_ persistence: StatePersistence<Value>) {
         _ = flushers.withLock { $0.removeValue(forKey: ObjectIdentifier(persistence)) }
     }
 
