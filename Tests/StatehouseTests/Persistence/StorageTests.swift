@@ -12,6 +12,7 @@ final class TemporaryDirectory: Sendable {
 
     deinit {
         try? FileManager.default.removeItem(at: url)
+        UserDefaults.standard.removePersistentDomain(forName: "statehouse.tests.\(url.lastPathComponent)")
     }
 }
 
@@ -40,12 +41,14 @@ final class InstrumentedStorage: StateStorage {
 }
 
 enum StorageKind: String, CaseIterable, Sendable {
-    case memory, file
+    case memory, file, userDefaults
 
+    /// A storage of this kind, empty, that lives in `directory` or (for UserDefaults) in a suite of its own.
     func make(in directory: TemporaryDirectory) -> any StateStorage {
         switch self {
         case .memory: MemoryStorage()
         case .file: FileStorage(directory: directory.url)
+        case .userDefaults: UserDefaultsStorage(suiteName: "statehouse.tests.\(directory.url.lastPathComponent)")
         }
     }
 }
@@ -84,6 +87,14 @@ struct StorageTests {
         #expect(files.count == Self.hostileKeys.count)
         #expect(files.allSatisfy { $0.utf8.count <= 255 })
         #expect(!FileManager.default.fileExists(atPath: directory.url.deletingLastPathComponent().appendingPathComponent("x").path))
+    }
+
+    @Test func userDefaultsChangesReachAnotherInstanceOfTheSuite() throws {
+        let suite = "statehouse.tests.\(UUID().uuidString)"
+        defer { UserDefaults.standard.removePersistentDomain(forName: suite) }
+        try UserDefaultsStorage(suiteName: suite).save(Data("kept".utf8), key: "k")
+        #expect(try UserDefaultsStorage(suiteName: suite).load(key: "k") == Data("kept".utf8))
+        #expect(StorageKind.userDefaults.rawValue == "userDefaults")
     }
 
     @Test func filesAreReadableByTheirOwnerOnly() throws {
