@@ -5,9 +5,12 @@ import Synchronization
 /// Writes a container's value (or a store's state) to its storage, as its ``WritePolicy`` says, and reports
 /// failures.
 ///
-/// A change only marks the container dirty and, if no write is scheduled, schedules one: the writer encodes the
-/// value current *when it writes*, so a burst of changes costs one encoding and one write. A write that fails leaves
-/// the container dirty: the next change, `flush()`, deallocation or exit tries again.
+/// A change only marks the owner dirty and, if no write is scheduled, schedules one: the writer encodes the value
+/// current *when it writes*, so a burst of changes costs one encoding and one write. A write that fails leaves the
+/// owner dirty: the next change, `flush()`, deallocation or exit tries again.
+///
+/// Outcomes are published through `lastError` only off the writer queue: its listeners run synchronously and may
+/// flush, which waits for the writer.
 @usableFromInline
 final class StatePersistence<Value: Sendable>: Sendable {
     let storage: any StateStorage
@@ -41,72 +44,98 @@ final class StatePersistence<Value: Sendable>: Sendable {
         self.writer = DispatchQueue(label: "Statehouse.persistence.\(key)")
     }
 
-    /// Tells the writer how to read the container's value; the container calls it once it exists.
+    /// Tells the writer how to read the owner's value; the owner calls it once it exists.
     func attach(_ read: @escaping @Sendable () -> Value?) {
         currentValue.withLock { $0 = read }
         PendingWrites.shared.register(self)
     }
 
-    /// The container's value changed.
+    /// The owner's value changed.
     @usableFromInline
     func changed() {
         dirty.store(true, ordering: .sequentiallyConsistent)
         switch policy {
         case .writeThrough:
-            _ = writer.sync { writeIfDirty(nil) }
+            report(writer.sync { writeIfDirty(nil) })
         case .coalesced(let window):
             guard !scheduled.exchange(true, ordering: .sequentiallyConsistent) else { return }
-            writer.asyncAfter(deadline: .now() + .nanoseconds(Int(window.components.seconds * 1_000_000_000
-                + window.components.attoseconds / 1_000_000_000))) { [weak self] in
+            let delay = window.components.seconds * 1_000_000_000 + window.components.attoseconds / 1_000_000_000
+            writer.asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [weak self] in
                 guard let self else { return }
                 scheduled.store(false, ordering: .sequentiallyConsistent)
-                _ = writeIfDirty(nil)
+                let outcome = writeIfDirty(nil)
+                DispatchQueue.global().async { self.report(outcome) }
             }
         }
     }
 
     /// Writes unsaved changes now; throws the failure.
     func flush() throws(StorageError) {
-        if let error = writer.sync(execute: { writeIfDirty(nil) }) { throw error }
+        let outcome = writer.sync { writeIfDirty(nil) }
+        report(outcome)
+        if case .failed(let error) = outcome { throw error }
     }
 
-    /// Writes `finalValue`, the value of a container that is going away, if it has unsaved changes.
+    /// Writes `finalValue`, the value of an owner that is going away, if it has unsaved changes.
     func flush(finalValue: Value) {
-        if let error = writer.sync(execute: { writeIfDirty(finalValue) }) {
+        if case .failed(let error) = writer.sync(execute: { writeIfDirty(finalValue) }) {
             StatehouseDiagnostics.report(.lostWrite(error))
         }
         PendingWrites.shared.unregister(self)
     }
 
-    /// Writes at exit: the container may be gone; its last value was then written by `flush(finalValue:)`.
+    /// Writes at exit: the owner may be gone; its last value was then written by `flush(finalValue:)`.
     func flushAtExit() {
-        _ = writer.sync { writeIfDirty(nil) }
+        if case .failed(let error) = writer.sync(execute: { writeIfDirty(nil) }) {
+            StatehouseDiagnostics.report(.lostWrite(error))
+        }
     }
 
-    /// Runs on `writer`. Returns the failure, if any.
-    private func writeIfDirty(_ given: Value?) -> StorageError? {
-        guard dirty.exchange(false, ordering: .sequentiallyConsistent) else { return nil }
-        guard canWrite else { return lastError.value }
-        guard let value = given ?? currentValue.withLock({ $0 })?() else { return nil }
+    /// What a write attempt did.
+    private enum Outcome: Sendable {
+        case nothingToWrite
+        case written
+        case failed(StorageError)
+    }
+
+    /// Runs on `writer`; publishes nothing itself (see ``report(_:)``).
+    private func writeIfDirty(_ given: Value?) -> Outcome {
+        guard dirty.exchange(false, ordering: .sequentiallyConsistent) else { return .nothingToWrite }
+        guard canWrite else {
+            dirty.store(true, ordering: .sequentiallyConsistent)
+            return .failed(lastError.value ?? StorageError(
+                .io, key: key, message: "Not writing \(String(reflecting: key)): its stored data could not be read."
+            ))
+        }
+        guard let value = given ?? currentValue.withLock({ $0 })?() else { return .nothingToWrite }
         do {
             if let data = try encode(value) {
                 try storage.save(data, key: key)
             } else {
                 try storage.remove(key: key)
             }
-            if lastError.value != nil { lastError.modify(nil) }
-            return nil
+            return .written
         } catch {
             dirty.store(true, ordering: .sequentiallyConsistent)
-            let failure = error as? StorageError
-                ?? StorageError(.io, key: key, message: "Could not save \(String(reflecting: key)): \(error).")
-            lastError.modify(failure)
-            return failure
+            return .failed(error as? StorageError
+                ?? StorageError(.io, key: key, message: "Could not save \(String(reflecting: key)): \(error)."))
+        }
+    }
+
+    /// Publishes the outcome of a write through `lastError`. Never called on `writer`.
+    private func report(_ outcome: Outcome) {
+        switch outcome {
+        case .nothingToWrite:
+            break
+        case .written:
+            if lastError.value != nil { lastError.modify(nil) }
+        case .failed(let error):
+            if lastError.value != error { lastError.modify(error) }
         }
     }
 }
 
-/// The persisted containers with a writer, to flush at a normal exit of the process.
+/// The persisted containers and stores with a writer, to flush at a normal exit of the process.
 final class PendingWrites: Sendable {
     static let shared = PendingWrites()
 

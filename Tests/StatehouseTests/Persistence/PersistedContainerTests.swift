@@ -188,3 +188,24 @@ struct PersistedStoreTests {
         #expect(try JSONDecoder().decode(Counter.self, from: data) == Counter(count: 9))
     }
 }
+
+@Suite("Persistence and re-entrancy", .serialized)
+struct PersistenceReentrancyTests {
+    @Test func aListenerOfStorageErrorsMayFlushAndChangeTheContainer() throws {
+        let storage = InstrumentedStorage()
+        let count = StateContainer(0, key: "persist.reentrant", storage: storage, writes: .writeThrough)
+        let reports = Recorder<String>()
+        let token = count.storageError?.observe { error in
+            reports.append(error == nil ? "ok" : "failed")
+            try? count.flush()           // waits for the writer: must not be called on it
+            if error != nil { count.update { $0 += 100 } }
+        }
+        storage.failing = true
+        count.modify(1)
+        storage.failing = false
+        try count.flush()
+        #expect(reports.elements.first == "failed")
+        #expect(try storage.load(key: "persist.reentrant") == Data("\(count.value)".utf8))
+        token?.cancel()
+    }
+}
