@@ -8,9 +8,11 @@ let package = Package(
         .library(name: "Statehouse", targets: ["Statehouse"]),
         .library(name: "StatehouseTesting", targets: ["StatehouseTesting"]),
         .library(name: "StatehouseLogging", targets: ["StatehouseLogging"]),
+        .library(name: "StatehouseSQLite", targets: ["StatehouseSQLite"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // `swift package generate-documentation`; a plugin only, nothing links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -24,11 +26,17 @@ let package = Package(
             name: "StatehouseLogging",
             dependencies: ["Statehouse", .product(name: "Logging", package: "swift-log")]
         ),
+        // SQLite storage; a module of its own so that the core depends on the toolchain only.
+        .target(
+            name: "StatehouseSQLite",
+            dependencies: ["Statehouse", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         // Writes to a file-backed container until killed: the child process of the persistence crash test.
         .executableTarget(name: "StatehouseCrashWriter", dependencies: ["Statehouse"]),
         .testTarget(name: "StatehouseTests", dependencies: ["Statehouse", "StatehouseCrashWriter"]),
         .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting"]),
         .testTarget(name: "StatehouseLoggingTests", dependencies: ["StatehouseLogging"]),
+        .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -17,6 +17,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Statehouse", package: "Statehouse"),
                 .product(name: "StatehouseTesting", package: "Statehouse"),
+                .product(name: "StatehouseSQLite", package: "Statehouse"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 "CHeapStatistics",
             ]

@@ -1,10 +1,11 @@
 import Foundation
 import Statehouse
+import StatehouseSQLite
 import Synchronization
 
 /// File-backed containers against the article's approach: encode and write the file on every change.
 func persistenceTable() throws -> Table {
-    var table = Table(title: "Persistence (file storage)", columns: ["Statehouse", "naive: write on every change"])
+    var table = Table(title: "Persistence", columns: ["Statehouse", "naive: write on every change"])
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("statehouse-bench-\(UUID())")
     defer { try? FileManager.default.removeItem(at: directory) }
     let storage = CountingStorage(FileStorage(directory: directory))
@@ -44,6 +45,15 @@ func persistenceTable() throws -> Table {
         for _ in 0..<loads { _ = StateContainer(0, key: "bench.coalesced", storage: storage) }
     }
     table.add("load at start (one key, one Int)", unit: "ns", cells: [Cell(value: loadTime / Double(loads)), nil], target: "")
+
+    let sqlite = try SQLiteStorage(path: directory.appendingPathComponent("state.sqlite").path)
+    let payload = try JSONEncoder().encode(Array(0..<100))
+    let sqliteSaves = 500
+    let saveTime = try timeOf { for index in 0..<sqliteSaves { try sqlite.save(payload, key: "bench.\(index % 10)") } }
+    let sqliteLoads = 20_000
+    let sqliteLoadTime = try timeOf { for index in 0..<sqliteLoads { _ = try sqlite.load(key: "bench.\(index % 10)") } }
+    table.add("SQLite save (400-byte value, WAL)", unit: "ns", cells: [Cell(value: saveTime / Double(sqliteSaves)), nil], target: "")
+    table.add("SQLite load", unit: "ns", cells: [Cell(value: sqliteLoadTime / Double(sqliteLoads)), nil], target: "")
     return table
 }
 

@@ -1,0 +1,99 @@
+import Foundation
+import GRDB
+import Statehouse
+
+/// Keeps state in a SQLite database, one row per key, through GRDB.
+///
+/// ```swift
+/// let settings = StateContainer(Settings(), key: "settings", storage: .sqlite(path: databasePath))
+/// ```
+///
+/// The database is opened in WAL mode (readers never wait for the writer, and a committed write survives a crash of
+/// the process), its schema is made by a `DatabaseMigrator`, and the database file is created readable by its owner
+/// only (SQLite gives its `-wal` and `-shm` files the same permissions). Several processes may use one database.
+public final class SQLiteStorage: StateStorage {
+    /// The database file.
+    public let path: String
+    private let database: DatabasePool
+
+    /// Opens (or creates) the database at `path`.
+    ///
+    /// - Throws: ``StorageError`` if the file cannot be created or opened, or is not a database.
+    public init(path: String) throws(StorageError) {
+        self.path = path
+        do {
+            try Self.createOwnerOnlyFile(at: path)
+            database = try DatabasePool(path: path)
+            try Self.migrator.migrate(database)
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.io, key: nil, message: "Could not open the SQLite database at \(path): \(error).")
+        }
+    }
+
+    public func load(key: String) throws -> Data? {
+        try database.read { db in
+            try Data.fetchOne(db, sql: "SELECT value FROM statehouse_state WHERE key = ?", arguments: [key])
+        }
+    }
+
+    public func save(_ data: Data, key: String) throws {
+        try database.write { db in
+            try db.execute(
+                sql: "INSERT INTO statehouse_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                arguments: [key, data]
+            )
+        }
+    }
+
+    public func remove(key: String) throws {
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM statehouse_state WHERE key = ?", arguments: [key])
+        }
+    }
+
+    /// Every key with stored data.
+    public func keys() throws -> [String] {
+        try database.read { db in try String.fetchAll(db, sql: "SELECT key FROM statehouse_state ORDER BY key") }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("statehouse_state") { db in
+            try db.create(table: "statehouse_state") { table in
+                table.primaryKey("key", .text)
+                table.column("value", .blob).notNull()
+            }
+        }
+        return migrator
+    }
+
+    /// SQLite creates a missing database with the process's default permissions; create it first, owner-only.
+    private static func createOwnerOnlyFile(at path: String) throws {
+        guard !FileManager.default.fileExists(atPath: path) else { return }
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
+            )
+        }
+        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw StorageError(.io, key: nil, message: "Could not create the SQLite database at \(path).")
+        }
+    }
+}
+
+extension StateStorage where Self == SQLiteStorage {
+    /// A storage in the SQLite database at `path`, created if needed.
+    ///
+    /// A database that cannot be opened stops the program with the reason; use `try SQLiteStorage(path:)` to handle
+    /// the error instead.
+    public static func sqlite(path: String) -> SQLiteStorage {
+        do {
+            return try SQLiteStorage(path: path)
+        } catch {
+            fatalError("Statehouse: \(error.message) Use `try SQLiteStorage(path:)` to handle this error.")
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Statehouse
+import StatehouseSQLite
+import Testing
+
+struct Settings: Codable, Equatable, Sendable {
+    var theme = "blue"
+}
+
+/// A database path in a directory of its own, removed afterwards.
+final class TemporaryDatabase: Sendable {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("statehouse-sqlite-\(UUID().uuidString)")
+    var path: String { directory.appendingPathComponent("state.sqlite").path }
+
+    deinit {
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+@Suite("SQLite storage", .serialized)
+struct SQLiteStorageTests {
+    @Test func saveLoadRemoveAndHostileKeys() throws {
+        let database = TemporaryDatabase()
+        let storage = try SQLiteStorage(path: database.path)
+        let keys = ["../x", "", "a\0b", "日本語🙂", String(repeating: "k", count: 10_000), "'; DROP TABLE statehouse_state; --"]
+        for (index, key) in keys.enumerated() { try storage.save(Data("\(index)".utf8), key: key) }
+        for (index, key) in keys.enumerated() { #expect(try storage.load(key: key) == Data("\(index)".utf8)) }
+        try storage.remove(key: "")
+        #expect(try storage.load(key: "") == nil)
+        #expect(try storage.keys().count == keys.count - 1)
+    }
+
+    @Test func aContainerPersistsThroughSQLiteAcrossOpenings() throws {
+        let database = TemporaryDatabase()
+        do {
+            let settings = StateContainer(Settings(), key: "sqlite.settings", storage: try SQLiteStorage(path: database.path))
+            settings.update { $0.theme = "green" }
+            try settings.flush()
+        }
+        let reopened = StateContainer(Settings(), key: "sqlite.settings", storage: .sqlite(path: database.path))
+        #expect(reopened.value == Settings(theme: "green"))
+    }
+
+    @Test func theDatabaseIsOwnerOnlyAndInWALMode() throws {
+        let database = TemporaryDatabase()
+        let storage = try SQLiteStorage(path: database.path)
+        try storage.save(Data("x".utf8), key: "k")
+        let attributes = try FileManager.default.attributesOfItem(atPath: database.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(FileManager.default.fileExists(atPath: database.path + "-wal"))
+    }
+
+    @Test func aFileThatIsNotADatabaseIsAClearError() throws {
+        let database = TemporaryDatabase()
+        try FileManager.default.createDirectory(at: database.directory, withIntermediateDirectories: true)
+        try Data(repeating: 0x42, count: 4096).write(to: URL(fileURLWithPath: database.path))
+        #expect {
+            try SQLiteStorage(path: database.path)
+        } throws: { error in
+            (error as? StorageError)?.message.contains("Could not open the SQLite database") == true
+        }
+    }
+}
