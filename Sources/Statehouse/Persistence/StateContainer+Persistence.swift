@@ -63,7 +63,13 @@ struct LoadedValue<Value: Codable> {
     /// `false` when the stored data could neither be read nor kept aside: writing would destroy it.
     var canWrite = true
 
-    init(key: String, storage: some StateStorage, default defaultValue: Value) {
+    /// Loads `key` from `storage`, decoding with `decode` (plain JSON by default).
+    init(
+        key: String,
+        storage: some StateStorage,
+        default defaultValue: Value,
+        decode: (Data) throws -> Value = { try JSONDecoder().decode(Value.self, from: $0) }
+    ) {
         value = defaultValue
         let data: Data
         do {
@@ -78,7 +84,7 @@ struct LoadedValue<Value: Codable> {
             return
         }
         do {
-            value = try JSONDecoder().decode(Value.self, from: data)
+            value = try decode(data)
         } catch {
             let kept: String
             do {

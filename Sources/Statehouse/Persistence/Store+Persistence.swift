@@ -4,7 +4,7 @@ extension Store where State: Codable {
     /// Creates a store whose state is loaded from `storage` and saved after every action that changed it.
     ///
     /// Loading, saving, bad data and failures behave as for a persisted container; see
-    /// ``StateContainer/init(_:key:storage:writes:)``.
+    /// <doc:PersistingState>.
     ///
     /// - Parameters:
     ///   - initialState: The state when nothing (decodable) is stored.
