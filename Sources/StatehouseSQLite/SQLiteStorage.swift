@@ -41,7 +41,10 @@ public final class SQLiteStorage: StateStorage {
     public func save(_ data: Data, key: String) throws {
         try database.write { db in
             try db.execute(
-                sql: "INSERT INTO statehouse_state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                sql: """
+                    INSERT INTO statehouse_state (key, value, revision) VALUES (?, ?, random())
+                    ON CONFLICT(key) DO UPDATE SET value = excluded.value, revision = excluded.revision
+                    """,
                 arguments: [key, data]
             )
         }
@@ -66,6 +69,13 @@ public final class SQLiteStorage: StateStorage {
                 table.column("value", .blob).notNull()
             }
         }
+        // Each save gives its row a new random 64-bit revision: the fingerprint that tells other processes it changed
+        // (random rather than counted, so that a key removed and saved again never repeats an earlier revision).
+        migrator.registerMigration("statehouse_state.revision") { db in
+            try db.alter(table: "statehouse_state") { table in
+                table.add(column: "revision", .integer).notNull().defaults(to: 0)
+            }
+        }
         return migrator
     }
 
@@ -80,6 +90,16 @@ public final class SQLiteStorage: StateStorage {
         }
         guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw StorageError(.io, key: nil, message: "Could not create the SQLite database at \(path).")
+        }
+    }
+}
+
+extension SQLiteStorage: ChangeDetectingStorage {
+    /// The key's revision, new at every save (absent once the key is removed).
+    public func fingerprint(key: String) throws -> StorageFingerprint {
+        try database.read { db in
+            let revision = try Int64.fetchOne(db, sql: "SELECT revision FROM statehouse_state WHERE key = ?", arguments: [key])
+            return revision.map { StorageFingerprint([$0]) } ?? .absent
         }
     }
 }

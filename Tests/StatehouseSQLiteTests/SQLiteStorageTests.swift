@@ -61,3 +61,26 @@ struct SQLiteStorageTests {
         }
     }
 }
+
+@Suite("SQLite changes made by others", .serialized)
+struct SQLiteExternalChangeTests {
+    @Test func aRowChangedThroughAnotherConnectionReachesTheContainer() async throws {
+        let database = TemporaryDatabase()
+        let settings = StateContainer(Settings(), key: "sqlite.external", storage: try SQLiteStorage(path: database.path),
+                                      externalChanges: .poll(every: .milliseconds(20)))
+        let other = try SQLiteStorage(path: database.path)  // its own connections, like another process
+        try other.save(try JSONEncoder().encode(Settings(theme: "dark")), key: "sqlite.external")
+        let deadline = ContinuousClock.now + .seconds(2)
+        while settings.value.theme != "dark", ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(settings.value == Settings(theme: "dark"))
+        try other.remove(key: "sqlite.external")
+        try other.save(try JSONEncoder().encode(Settings(theme: "light")), key: "sqlite.external")
+        let secondDeadline = ContinuousClock.now + .seconds(2)
+        while settings.value.theme != "light", ContinuousClock.now < secondDeadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(settings.value == Settings(theme: "light"))
+    }
+}

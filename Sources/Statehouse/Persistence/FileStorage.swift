@@ -127,6 +127,27 @@ public struct FileStorage: StateStorage {
     }
 }
 
+extension FileStorage: ChangeDetectingStorage {
+    /// The file's inode, size and modification time: every save renames a new file into place, so the inode alone
+    /// changes on every save, even within one clock tick.
+    public func fingerprint(key: String) throws -> StorageFingerprint {
+        var info = stat()
+        guard stat(fileURL(for: key).path, &info) == 0 else {
+            guard errno == ENOENT else { throw posixError("inspect the file of \(String(reflecting: key))") }
+            return .absent
+        }
+        #if canImport(Darwin)
+        let modified = info.st_mtimespec
+        #else
+        let modified = info.st_mtim
+        #endif
+        return StorageFingerprint([
+            Int64(bitPattern: UInt64(info.st_ino)), Int64(info.st_size),
+            Int64(modified.tv_sec), Int64(modified.tv_nsec),
+        ])
+    }
+}
+
 extension StateStorage where Self == FileStorage {
     /// A storage that keeps each key in a file of its own in `directory`.
     public static func file(directory: URL) -> FileStorage {

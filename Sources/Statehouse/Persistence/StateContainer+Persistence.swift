@@ -23,21 +23,35 @@ extension StateContainer where Value: Codable {
     ///   - key: The state's name, and its entry in `storage`.
     ///   - storage: Where the value lives.
     ///   - writes: When changes are written.
+    ///   - externalChanges: On a ``ChangeDetectingStorage`` (files, SQLite), whether and how often to look for
+    ///     changes others made, to reload and notify the listeners. Polls four times a second by default.
     public convenience init(
         _ defaultValue: Value,
         key: String,
         storage: some StateStorage,
-        writes: WritePolicy = .coalesced
+        writes: WritePolicy = .coalesced,
+        externalChanges: ExternalChanges = .poll
     ) {
         let loaded = LoadedValue(key: key, storage: storage, default: defaultValue)
         let persistence = StatePersistence<Value>(
-            storage: storage, key: key, policy: writes, canWrite: loaded.canWrite
+            storage: storage, key: key, policy: writes, canWrite: loaded.canWrite, externalChanges: externalChanges,
+            decode: { try JSONDecoder().decode(Value.self, from: $0) }
         ) { value in
             (value as? any OptionalValue)?.isNil == true ? nil : try JSONEncoder.statehouse.encode(value)
         }
         self.init(loaded.value, key: key, persistence: persistence)
-        persistence.attach { [weak self] in self?.state.withLock { $0.value } }
+        persistence.attach({ [weak self] in self?.state.withLock { $0.value } }, takeOutsideValue: { [weak self] value in
+            self?.takeOutsideValue(value)
+        })
         if let error = loaded.error { persistence.lastError.modify(error) }
+    }
+}
+
+extension StateContainer {
+    /// Shows a value another process stored: listeners are told, nothing is written back.
+    func takeOutsideValue(_ newValue: Value) {
+        let round = registrar.changing { state.withLock { $0.replace(with: newValue) } }
+        if let round { deliver(round) }
     }
 }
 

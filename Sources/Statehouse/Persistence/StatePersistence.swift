@@ -23,6 +23,16 @@ final class StatePersistence<Value: Sendable>: Sendable {
     /// `false` when the stored data could not be read or kept aside: writing would destroy it.
     private let canWrite: Bool
     private let currentValue = Locked<(@Sendable () -> Value?)?>(nil)
+    /// Following outside changes: how to decode stored data, how often to look, and the owner's way to take a value
+    /// that came from outside (without writing it back).
+    private let externalChanges: ExternalChanges
+    private let decode: @Sendable (Data) throws -> Value
+    private let takeOutsideValue = Locked<(@Sendable (Value) -> Void)?>(nil)
+    /// The fingerprint of what this writer last read or wrote. Touched only on `writer`.
+    private let knownFingerprint = Locked<StorageFingerprint?>(nil)
+    private let poller = Locked<PollTimer?>(nil)
+    /// Applies outside values in order, off `writer` (their listeners may flush).
+    private let applier: DispatchQueue
     private let dirty = Atomic<Bool>(false)
     private let scheduled = Atomic<Bool>(false)
     /// Serializes writes, so that an older value never lands after a newer one.
@@ -33,21 +43,56 @@ final class StatePersistence<Value: Sendable>: Sendable {
         key: String,
         policy: WritePolicy,
         canWrite: Bool,
+        externalChanges: ExternalChanges = .ignore,
+        decode: @escaping @Sendable (Data) throws -> Value = { _ in throw CancellationError() },
         encode: @escaping @Sendable (Value) throws -> Data?
     ) {
         self.storage = storage
         self.key = key
         self.policy = policy
         self.canWrite = canWrite
+        self.externalChanges = externalChanges
+        self.decode = decode
         self.encode = encode
         self.lastError = StateContainer(nil, key: KeyRegistry.shared.uniqueKey(prefix: "\(key).storageError"))
         self.writer = DispatchQueue(label: "Statehouse.persistence.\(key)")
+        self.applier = DispatchQueue(label: "Statehouse.persistence.\(key).outside")
     }
 
-    /// Tells the writer how to read the owner's value; the owner calls it once it exists.
-    func attach(_ read: @escaping @Sendable () -> Value?) {
+    /// Tells the writer how to read the owner's value, and (to follow outside changes) how to give it a value that
+    /// came from outside; the owner calls it once it exists.
+    func attach(_ read: @escaping @Sendable () -> Value?, takeOutsideValue: (@Sendable (Value) -> Void)? = nil) {
         currentValue.withLock { $0 = read }
         PendingWrites.shared.register(self)
+        guard let takeOutsideValue, case .poll(let interval) = externalChanges,
+            let storage = storage as? any ChangeDetectingStorage
+        else { return }
+        self.takeOutsideValue.withLock { $0 = takeOutsideValue }
+        writer.sync {
+            let initial = try? storage.fingerprint(key: key)
+            knownFingerprint.withLock { $0 = initial }
+        }
+        let timer = DispatchSource.makeTimerSource(queue: writer)
+        let nanoseconds = Int(interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000)
+        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+        timer.setEventHandler { [weak self] in self?.checkForOutsideChange(in: storage) }
+        let poll = PollTimer(timer)
+        poller.withLock { $0 = poll }
+        timer.resume()
+    }
+
+    /// Runs on `writer`: reloads the key if someone else changed it, unless local changes are waiting to be written
+    /// (they win, and will overwrite it).
+    private func checkForOutsideChange(in storage: any ChangeDetectingStorage) {
+        guard !dirty.load(ordering: .sequentiallyConsistent),
+            let fingerprint = try? storage.fingerprint(key: key),
+            fingerprint != knownFingerprint.withLock({ $0 })
+        else { return }
+        knownFingerprint.withLock { $0 = fingerprint }
+        guard let data = try? storage.load(key: key), let value = try? decode(data),
+            let take = takeOutsideValue.withLock({ $0 })
+        else { return }
+        applier.async { take(value) }
     }
 
     /// The owner's value changed.
@@ -78,6 +123,7 @@ final class StatePersistence<Value: Sendable>: Sendable {
 
     /// Writes `finalValue`, the value of an owner that is going away, if it has unsaved changes.
     func flush(finalValue: Value) {
+        poller.withLock { $0 }?.source.cancel()
         if case .failed(let error) = writer.sync(execute: { writeIfDirty(finalValue) }) {
             StatehouseDiagnostics.report(.lostWrite(error))
         }
@@ -114,6 +160,12 @@ final class StatePersistence<Value: Sendable>: Sendable {
             } else {
                 try storage.remove(key: key)
             }
+            // Our own write is not an outside change. (Another process writing between the save and this read
+            // would be taken for ours: its change then shows at the next one.)
+            if let storage = storage as? any ChangeDetectingStorage {
+                let written = try? storage.fingerprint(key: key)
+                knownFingerprint.withLock { $0 = written }
+            }
             return .written
         } catch {
             dirty.store(true, ordering: .sequentiallyConsistent)
@@ -132,6 +184,16 @@ final class StatePersistence<Value: Sendable>: Sendable {
         case .failed(let error):
             if lastError.value != error { lastError.modify(error) }
         }
+    }
+}
+
+/// The timer that looks for outside changes.
+// @unchecked: a dispatch source is thread-safe; the box is made once, then only cancelled.
+private final class PollTimer: @unchecked Sendable {
+    let source: any DispatchSourceTimer
+
+    init(_ source: any DispatchSourceTimer) {
+        self.source = source
     }
 }
 

@@ -209,3 +209,33 @@ struct PersistenceReentrancyTests {
         token?.cancel()
     }
 }
+
+@Suite("Changes made by others", .serialized)
+struct ExternalChangeTests {
+    @Test func aFileChangedByAnotherWriterReachesTheContainerAndItsListeners() async throws {
+        let directory = TemporaryDirectory()
+        let count = StateContainer(0, key: "external.file", storage: .file(directory: directory.url),
+                                   externalChanges: .poll(every: .milliseconds(20)))
+        let seen = Recorder<Int>()
+        let token = count.observe { seen.append($0) }
+        // Another process's write: another storage instance on the same directory.
+        try FileStorage(directory: directory.url).save(Data("41".utf8), key: "external.file")
+        #expect(await eventually(timeout: .seconds(2)) { count.value == 41 })
+        #expect(seen.elements == [41])
+        // The container's own writes are not taken for outside changes.
+        count.modify(42)
+        try count.flush()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(seen.elements == [41, 42])
+        token.cancel()
+    }
+
+    @Test func ignoringOutsideChangesNeverReloads() async throws {
+        let directory = TemporaryDirectory()
+        let count = StateContainer(0, key: "external.ignored", storage: .file(directory: directory.url),
+                                   externalChanges: .ignore)
+        try FileStorage(directory: directory.url).save(Data("7".utf8), key: "external.ignored")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(count.value == 0)
+    }
+}
