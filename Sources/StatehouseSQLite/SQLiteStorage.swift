@@ -10,7 +10,8 @@ import Statehouse
 ///
 /// The database is opened in WAL mode (readers never wait for the writer, and a committed write survives a crash of
 /// the process), its schema is made by a `DatabaseMigrator`, and the database file is created readable by its owner
-/// only (SQLite gives its `-wal` and `-shm` files the same permissions). Several processes may use one database.
+/// only (SQLite gives its `-wal` and `-shm` files the same permissions). Several processes may use one database:
+/// a connection that finds it locked waits up to 10 seconds.
 public final class SQLiteStorage: StateStorage {
     /// The database file.
     public let path: String
@@ -23,7 +24,11 @@ public final class SQLiteStorage: StateStorage {
         self.path = path
         do {
             try Self.createOwnerOnlyFile(at: path)
-            database = try DatabasePool(path: path)
+            var configuration = Configuration()
+            // Other processes (and other storages on the same file) take the write lock too: wait for it rather
+            // than fail at once, which is GRDB's default.
+            configuration.busyMode = .timeout(10)
+            database = try DatabasePool(path: path, configuration: configuration)
             try Self.migrator.migrate(database)
         } catch let error as StorageError {
             throw error

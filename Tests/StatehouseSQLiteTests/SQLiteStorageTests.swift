@@ -84,3 +84,25 @@ struct SQLiteExternalChangeTests {
         #expect(settings.value == Settings(theme: "light"))
     }
 }
+
+@Suite("SQLite under contention", .serialized)
+struct SQLiteContentionTests {
+    @Test func storagesOpenedWhileAnotherWritesWaitForTheLock() async throws {
+        let database = TemporaryDatabase()
+        let writer = try SQLiteStorage(path: database.path)
+        try writer.save(Data("0".utf8), key: "warm-up")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for index in 0..<300 { try writer.save(Data("\(index)".utf8), key: "busy") }
+            }
+            for _ in 0..<10 {
+                group.addTask {
+                    let other = try SQLiteStorage(path: database.path)
+                    try other.save(Data("x".utf8), key: "other")
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try writer.load(key: "busy") == Data("299".utf8))
+    }
+}
