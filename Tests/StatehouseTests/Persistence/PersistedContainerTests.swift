@@ -145,7 +145,7 @@ struct CrashTests {
         for round in 0..<50 {
             let process = Process()
             process.executableURL = Self.writer
-            process.arguments = [directory.url.path, "crash.counter"]
+            process.arguments = [directory.url.path, "crash.counter", "\(ProcessInfo.processInfo.processIdentifier)"]
             let output = Pipe()
             process.standardOutput = output
             try process.run()
