@@ -12,7 +12,11 @@ final class TemporaryDirectory: Sendable {
 
     deinit {
         try? FileManager.default.removeItem(at: url)
-        UserDefaults.standard.removePersistentDomain(forName: "statehouse.tests.\(url.lastPathComponent)")
+        let suite = "statehouse.tests.\(url.lastPathComponent)"
+        UserDefaults.standard.removePersistentDomain(forName: suite)
+        // On Linux the emptied suite stays as a file: remove it too.
+        let suiteFile = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config/\(suite).plist")
+        try? FileManager.default.removeItem(at: suiteFile)
     }
 }
 
