@@ -32,13 +32,32 @@ extension StateContainer where Value: Codable {
         writes: WritePolicy = .coalesced,
         externalChanges: ExternalChanges = .poll
     ) {
-        let loaded = LoadedValue(key: key, storage: storage, default: defaultValue)
+        self.init(
+            defaultValue, key: key, storage: storage, writes: writes, externalChanges: externalChanges,
+            decode: { try JSONDecoder().decode(Value.self, from: $0) },
+            encode: { value in
+                (value as? any OptionalValue)?.isNil == true ? nil : try JSONEncoder.statehouse.encode(value)
+            }
+        )
+    }
+}
+
+extension StateContainer where Value: Codable {
+    /// The wiring every persisted container shares: load with `decode`, write with `encode` (`nil`: remove).
+    convenience init(
+        _ defaultValue: Value,
+        key: String,
+        storage: some StateStorage,
+        writes: WritePolicy,
+        externalChanges: ExternalChanges,
+        decode: @escaping @Sendable (Data) throws -> Value,
+        encode: @escaping @Sendable (Value) throws -> Data?
+    ) {
+        let loaded = LoadedValue(key: key, storage: storage, default: defaultValue, decode: decode)
         let persistence = StatePersistence<Value>(
             storage: storage, key: key, policy: writes, canWrite: loaded.canWrite, externalChanges: externalChanges,
-            decode: { try JSONDecoder().decode(Value.self, from: $0) }
-        ) { value in
-            (value as? any OptionalValue)?.isNil == true ? nil : try JSONEncoder.statehouse.encode(value)
-        }
+            decode: decode, encode: encode
+        )
         self.init(loaded.value, key: key, persistence: persistence)
         persistence.attach({ [weak self] in self?.state.withLock { $0.value } }, takeOutsideValue: { [weak self] value in
             self?.takeOutsideValue(value)

@@ -69,18 +69,10 @@ extension StateContainer where Value: VersionedState {
         writes: WritePolicy = .coalesced,
         externalChanges: ExternalChanges = .poll
     ) {
-        let decode: @Sendable (Data) throws -> Value = { try VersionedDecoding.decode(Value.self, from: $0) }
-        let loaded = LoadedValue(key: key, storage: storage, default: defaultValue, decode: decode)
-        let persistence = StatePersistence<Value>(
-            storage: storage, key: key, policy: writes, canWrite: loaded.canWrite, externalChanges: externalChanges,
-            decode: decode
-        ) { value in
-            try JSONEncoder.statehouse.encode(VersionedEnvelope(version: Value.version, value: value))
-        }
-        self.init(loaded.value, key: key, persistence: persistence)
-        persistence.attach({ [weak self] in self?.state.withLock { $0.value } }, takeOutsideValue: { [weak self] value in
-            self?.takeOutsideValue(value)
-        })
-        if let error = loaded.error { persistence.lastError.modify(error) }
+        self.init(
+            defaultValue, key: key, storage: storage, writes: writes, externalChanges: externalChanges,
+            decode: { try VersionedDecoding.decode(Value.self, from: $0) },
+            encode: { try JSONEncoder.statehouse.encode(VersionedEnvelope(version: Value.version, value: $0)) }
+        )
     }
 }
