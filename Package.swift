@@ -36,7 +36,9 @@ let package = Package(
         .testTarget(name: "StatehouseTests", dependencies: ["Statehouse", "StatehouseCrashWriter"]),
         .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting"]),
         .testTarget(name: "StatehouseLoggingTests", dependencies: ["StatehouseLogging"]),
-        .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite"]),
+        // Another process on the same database: the other side of the SQLite two-process tests.
+        .executableTarget(name: "StatehouseSQLiteWorker", dependencies: ["StatehouseSQLite"]),
+        .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite", "StatehouseSQLiteWorker"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -44,15 +44,7 @@ public final class SQLiteStorage: StateStorage {
     }
 
     public func save(_ data: Data, key: String) throws {
-        try database.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO statehouse_state (key, value, revision) VALUES (?, ?, random())
-                    ON CONFLICT(key) DO UPDATE SET value = excluded.value, revision = excluded.revision
-                    """,
-                arguments: [key, data]
-            )
-        }
+        _ = try saveReturningFingerprint(data, key: key)
     }
 
     public func remove(key: String) throws {
@@ -99,13 +91,55 @@ public final class SQLiteStorage: StateStorage {
     }
 }
 
-extension SQLiteStorage: ChangeDetectingStorage {
+extension SQLiteStorage: TransactionalStorage {
     /// The key's revision, new at every save (absent once the key is removed).
     public func fingerprint(key: String) throws -> StorageFingerprint {
-        try database.read { db in
-            let revision = try Int64.fetchOne(db, sql: "SELECT revision FROM statehouse_state WHERE key = ?", arguments: [key])
-            return revision.map { StorageFingerprint([$0]) } ?? .absent
+        try database.read { db in try Self.fingerprint(of: key, in: db) }
+    }
+
+    /// Exact: the revision is read in the transaction that saves.
+    public func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
+        try database.write { db in
+            try Self.store(data, under: key, in: db)
+            return try Self.fingerprint(of: key, in: db)
         }
+    }
+
+    /// An immediate transaction: it takes the database's write lock before reading, so no other connection, in this
+    /// process or another, writes between the read and the write. (A deferred one would read first and could then
+    /// fail to upgrade when another process wrote meanwhile.)
+    public func transact(key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint {
+        try database.writeWithoutTransaction { db in
+            var fingerprint = StorageFingerprint.absent
+            try db.inTransaction(.immediate) {
+                let current = try Data.fetchOne(
+                    db, sql: "SELECT value FROM statehouse_state WHERE key = ?", arguments: [key]
+                )
+                if let data = try transform(current) {
+                    try Self.store(data, under: key, in: db)
+                } else {
+                    try db.execute(sql: "DELETE FROM statehouse_state WHERE key = ?", arguments: [key])
+                }
+                fingerprint = try Self.fingerprint(of: key, in: db)
+                return .commit
+            }
+            return fingerprint
+        }
+    }
+
+    private static func store(_ data: Data, under key: String, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO statehouse_state (key, value, revision) VALUES (?, ?, random())
+                ON CONFLICT(key) DO UPDATE SET value = excluded.value, revision = excluded.revision
+                """,
+            arguments: [key, data]
+        )
+    }
+
+    private static func fingerprint(of key: String, in db: Database) throws -> StorageFingerprint {
+        let revision = try Int64.fetchOne(db, sql: "SELECT revision FROM statehouse_state WHERE key = ?", arguments: [key])
+        return revision.map { StorageFingerprint([$0]) } ?? .absent
     }
 }
 

@@ -102,8 +102,13 @@ public final class StateContainer<Value: Sendable>: Sendable {
     public func update<Result: Sendable, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        let (result, round) = registrar.changing { state.withLock { $0.update(body) } }
-        persistence?.changed()
+        let (result, round): (Swift.Result<Result, Failure>, DeliveryRound<Value>?)
+        if let persistence, persistence.updatesInTransactions, let done = updateInTransaction(body, persistence) {
+            (result, round) = done
+        } else {
+            (result, round) = registrar.changing { state.withLock { $0.update(body) } }
+            persistence?.changed()
+        }
         if let round { deliver(round) }
         return try result.get()
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A storage that can tell when a key's data was changed by someone else: another process, or another instance of
 /// the storage.
 ///
@@ -7,6 +9,35 @@ public protocol ChangeDetectingStorage: StateStorage {
     /// A value that differs after any save or removal of `key`, by anyone. Must be cheap: containers ask for it
     /// several times a second.
     func fingerprint(key: String) throws -> StorageFingerprint
+
+    /// Saves `data` under `key` and returns the fingerprint of exactly this save.
+    ///
+    /// Persisted containers use it to tell their own writes from others'. The default saves, then reads the
+    /// fingerprint: a write by another process landing in between is then taken for this one (it shows with the next
+    /// change). Storages that can read it as part of the save should implement this.
+    func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint
+}
+
+extension ChangeDetectingStorage {
+    public func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
+        try save(data, key: key)
+        return try fingerprint(key: key)
+    }
+}
+
+/// A storage that can read and rewrite a key as one transaction, atomic with respect to every other writer: other
+/// instances of the storage and other processes.
+///
+/// On such a storage, a persisted container's `update` is such a transaction: it starts from the stored value (which
+/// another process may have changed) and writes the result at once, so that two processes each incrementing a counter
+/// 1,000 times end at exactly 2,000. `modify` and `~>` replace the value without reading it, and stay coalesced.
+public protocol TransactionalStorage: ChangeDetectingStorage {
+    /// Reads `key`'s data, passes it to `transform`, and stores what `transform` returns (`nil` removes the key), with
+    /// no other writer changing the key in between.
+    ///
+    /// - Returns: The fingerprint of what the key holds after the transaction.
+    /// - Throws: What `transform` throws (nothing is written then), or a ``StorageError``.
+    func transact(key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint
 }
 
 /// What a ``ChangeDetectingStorage`` says about a key's current data; compare two for equality.

@@ -37,16 +37,7 @@ public struct FileStorage: StateStorage {
     }
 
     public func save(_ data: Data, key: String) throws {
-        try createDirectoryIfNeeded()
-        let target = fileURL(for: key)
-        let temporary = directory.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
-        try writeDurably(data, to: temporary)
-        guard rename(temporary.path, target.path) == 0 else {
-            let error = posixError("rename \(temporary.lastPathComponent) to \(target.lastPathComponent)")
-            unlink(temporary.path)
-            throw error
-        }
-        try syncDirectory()
+        _ = try saveReturningFingerprint(data, key: key)
     }
 
     public func remove(key: String) throws {
@@ -89,7 +80,8 @@ public struct FileStorage: StateStorage {
         )
     }
 
-    private func writeDurably(_ data: Data, to url: URL) throws {
+    /// Writes `data` to a new file at `url` and flushes it to disk; returns the file's fingerprint.
+    private func writeDurably(_ data: Data, to url: URL) throws -> StorageFingerprint {
         let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw posixError("create \(url.lastPathComponent)") }
         defer { close(descriptor) }
@@ -112,6 +104,13 @@ public struct FileStorage: StateStorage {
             unlink(url.path)
             throw error
         }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let error = posixError("inspect \(url.lastPathComponent)")
+            unlink(url.path)
+            throw error
+        }
+        return Self.fingerprint(of: info)
     }
 
     private func syncDirectory() throws {
@@ -136,6 +135,26 @@ extension FileStorage: ChangeDetectingStorage {
             guard errno == ENOENT else { throw posixError("inspect the file of \(String(reflecting: key))") }
             return .absent
         }
+        return Self.fingerprint(of: info)
+    }
+
+    /// Exact: the fingerprint is read from the new file before it is renamed into place (a rename keeps the inode,
+    /// size and modification time), so a file another process renames over it afterwards never passes for ours.
+    public func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
+        try createDirectoryIfNeeded()
+        let target = fileURL(for: key)
+        let temporary = directory.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
+        let fingerprint = try writeDurably(data, to: temporary)
+        guard rename(temporary.path, target.path) == 0 else {
+            let error = posixError("rename \(temporary.lastPathComponent) to \(target.lastPathComponent)")
+            unlink(temporary.path)
+            throw error
+        }
+        try syncDirectory()
+        return fingerprint
+    }
+
+    private static func fingerprint(of info: stat) -> StorageFingerprint {
         #if canImport(Darwin)
         let modified = info.st_mtimespec
         #else

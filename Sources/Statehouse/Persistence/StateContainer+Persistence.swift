@@ -67,6 +67,28 @@ extension StateContainer where Value: Codable {
 }
 
 extension StateContainer {
+    /// `update` on a ``TransactionalStorage``: starts from the stored value and stores the result in one transaction,
+    /// so that updates from other processes are never lost. `nil` if the transaction could not run: the caller then
+    /// updates in memory and leaves the write to be retried.
+    @usableFromInline
+    func updateInTransaction<Result: Sendable, Failure: Error>(
+        _ body: (inout Value) throws(Failure) -> Result,
+        _ persistence: StatePersistence<Value>
+    ) -> (Swift.Result<Result, Failure>, DeliveryRound<Value>?)? {
+        var outcome: (Swift.Result<Result, Failure>, DeliveryRound<Value>?)?
+        let applied = persistence.updateInTransaction { stored in
+            let (result, round, newValue) = registrar.changing {
+                state.withLock { state in
+                    let (result, round) = state.update(startingFrom: stored, body)
+                    return (result, round, state.value)
+                }
+            }
+            outcome = (result, round)
+            return newValue
+        }
+        return applied ? outcome : nil
+    }
+
     /// Shows a value another process stored: listeners are told, nothing is written back.
     func takeOutsideValue(_ newValue: Value) {
         let round = registrar.changing { state.withLock { $0.replace(with: newValue) } }

@@ -14,6 +14,12 @@ import Synchronization
 @usableFromInline
 final class StatePersistence<Value: Sendable>: Sendable {
     let storage: any StateStorage
+    /// `storage`, if it can tell its own writes from others'.
+    private let changeDetecting: (any ChangeDetectingStorage)?
+    /// `storage`, if `update` runs as a transaction on it.
+    private let transactional: (any TransactionalStorage)?
+    /// Whether the owner's `update` goes through ``updateInTransaction(_:)``.
+    @usableFromInline let updatesInTransactions: Bool
     let key: String
     let policy: WritePolicy
     /// The last failure, or `nil` once a write succeeded: what the app observes.
@@ -48,6 +54,9 @@ final class StatePersistence<Value: Sendable>: Sendable {
         encode: @escaping @Sendable (Value) throws -> Data?
     ) {
         self.storage = storage
+        self.changeDetecting = storage as? any ChangeDetectingStorage
+        self.transactional = storage as? any TransactionalStorage
+        self.updatesInTransactions = transactional != nil && canWrite
         self.key = key
         self.policy = policy
         self.canWrite = canWrite
@@ -64,9 +73,9 @@ final class StatePersistence<Value: Sendable>: Sendable {
     func attach(_ read: @escaping @Sendable () -> Value?, takeOutsideValue: (@Sendable (Value) -> Void)? = nil) {
         currentValue.withLock { $0 = read }
         PendingWrites.shared.register(self)
-        guard let takeOutsideValue, case .poll(let interval) = externalChanges,
-            let storage = storage as? any ChangeDetectingStorage
-        else { return }
+        guard let takeOutsideValue, case .poll(let interval) = externalChanges, let storage = changeDetecting else {
+            return
+        }
         self.takeOutsideValue.withLock { $0 = takeOutsideValue }
         writer.sync {
             let initial = try? storage.fingerprint(key: key)
@@ -155,23 +164,59 @@ final class StatePersistence<Value: Sendable>: Sendable {
         }
         guard let value = given ?? currentValue.withLock({ $0 })?() else { return .nothingToWrite }
         do {
+            // Our own write is not an outside change: remember its fingerprint.
+            let written: StorageFingerprint
             if let data = try encode(value) {
-                try storage.save(data, key: key)
+                if let changeDetecting {
+                    written = try changeDetecting.saveReturningFingerprint(data, key: key)
+                } else {
+                    try storage.save(data, key: key)
+                    return .written
+                }
             } else {
                 try storage.remove(key: key)
+                written = .absent
             }
-            // Our own write is not an outside change. (Another process writing between the save and this read
-            // would be taken for ours: its change then shows at the next one.)
-            if let storage = storage as? any ChangeDetectingStorage {
-                let written = try? storage.fingerprint(key: key)
-                knownFingerprint.withLock { $0 = written }
-            }
+            knownFingerprint.withLock { $0 = written }
             return .written
         } catch {
             dirty.store(true, ordering: .sequentiallyConsistent)
-            return .failed(error as? StorageError
-                ?? StorageError(.io, key: key, message: "Could not save \(String(reflecting: key)): \(error)."))
+            return .failed(storageError(error))
         }
+    }
+
+    /// Runs an update of the owner as one transaction of a ``TransactionalStorage``.
+    ///
+    /// `apply` gets the stored value to start from (`nil`: start from the value in memory, because local changes are
+    /// waiting to be written, or nothing decodable is stored), changes the owner, and returns its new value, which is
+    /// stored before the transaction ends. It runs on the writer, while the storage is locked.
+    ///
+    /// - Returns: `false` if `apply` did not run (the transaction could not start); the failure is reported.
+    func updateInTransaction(_ apply: (_ stored: Value?) -> Value) -> Bool {
+        guard let transactional else { return false }
+        var applied = false
+        let outcome: Outcome = writer.sync {
+            let localChangesPending = dirty.exchange(false, ordering: .sequentiallyConsistent)
+            do {
+                let fingerprint = try transactional.transact(key: key) { data in
+                    let stored = localChangesPending ? nil : data.flatMap { try? decode($0) }
+                    let newValue = apply(stored)
+                    applied = true
+                    return try encode(newValue)
+                }
+                knownFingerprint.withLock { $0 = fingerprint }
+                return .written
+            } catch {
+                dirty.store(true, ordering: .sequentiallyConsistent)
+                return .failed(storageError(error))
+            }
+        }
+        report(outcome)
+        return applied
+    }
+
+    private func storageError(_ error: any Error) -> StorageError {
+        error as? StorageError ?? StorageError(.io, key: key, message: "Could not save \(String(reflecting: key)): \(error).")
     }
 
     /// Publishes the outcome of a write through `lastError`. Never called on `writer`.

@@ -11,6 +11,9 @@ extension Store where State: Codable {
     ///   - key: The state's entry in `storage`.
     ///   - storage: Where the state lives.
     ///   - writes: When changes are written.
+    ///   - externalChanges: On a ``ChangeDetectingStorage`` (files, SQLite), whether and how often to look for
+    ///     changes others made; the state stored by another process replaces this store's state (subscribers are
+    ///     told, nothing is written back, no action is recorded). Polls four times a second by default.
     ///   - reducer: Applies an action to the state, and says what to do next.
     ///   - middleware: Sees every action before the reducer, the first outermost.
     @_disfavoredOverload  // as for the store without storage: reducers that return nothing pick the `Void` variant
@@ -19,15 +22,16 @@ extension Store where State: Codable {
         key: String,
         storage: some StateStorage,
         writes: WritePolicy = .coalesced,
+        externalChanges: ExternalChanges = .poll,
         reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
         middleware: [Middleware<State, Action>] = []
     ) {
         let loaded = LoadedValue(key: key, storage: storage, default: initialState)
         let persistence = StatePersistence<State>(
-            storage: storage, key: key, policy: writes, canWrite: loaded.canWrite
-        ) { state in
-            try JSONEncoder.statehouse.encode(state)
-        }
+            storage: storage, key: key, policy: writes, canWrite: loaded.canWrite, externalChanges: externalChanges,
+            decode: { try JSONDecoder().decode(State.self, from: $0) },
+            encode: { try JSONEncoder.statehouse.encode($0) }
+        )
         self.init(
             state: loaded.value,
             reducer: reducer,
@@ -35,7 +39,9 @@ extension Store where State: Codable {
             forward: nil,
             persistence: persistence
         )
-        persistence.attach { [weak self] in self?.core.withLock { $0.state } }
+        persistence.attach({ [weak self] in self?.core.withLock { $0.state } }, takeOutsideValue: { [weak self] state in
+            self?.replaceState(state, writeBack: false)
+        })
         if let error = loaded.error { persistence.lastError.modify(error) }
     }
 
@@ -45,11 +51,12 @@ extension Store where State: Codable {
         key: String,
         storage: some StateStorage,
         writes: WritePolicy = .coalesced,
+        externalChanges: ExternalChanges = .poll,
         reducer: @escaping @Sendable (inout State, Action) -> Void,
         middleware: [Middleware<State, Action>] = []
     ) {
         self.init(
-            initialState: initialState, key: key, storage: storage, writes: writes,
+            initialState: initialState, key: key, storage: storage, writes: writes, externalChanges: externalChanges,
             reducer: { state, action in
                 reducer(&state, action)
                 return .none

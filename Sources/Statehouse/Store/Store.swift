@@ -150,9 +150,9 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
             pipeline?(self, action)
         case .subscribe(let register):
             register()
-        case .replaceState(let newState):
+        case .replaceState(let newState, let writeBack):
             let round = registrar.changing { core.withLock { $0.replace(with: newState) } }
-            persistence?.changed()
+            if writeBack { persistence?.changed() }
             round?.deliver(on: currentThreadIdentity())
         }
     }
@@ -167,9 +167,10 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         if !effect.isNone { effects.start(effect, send: Send { [weak self] in self?.dispatch($0) }) }
     }
 
-    /// Queues `newState` to replace the state, in order with the other work.
-    func replaceState(_ newState: State) {
-        submit(.replaceState(newState))
+    /// Queues `newState` to replace the state, in order with the other work; `writeBack: false` for a state read
+    /// from the storage.
+    func replaceState(_ newState: State, writeBack: Bool = true) {
+        submit(.replaceState(newState, writeBack: writeBack))
     }
 
     /// Waits until no effect is running, including those started by actions that effects sent meanwhile.

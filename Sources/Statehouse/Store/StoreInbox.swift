@@ -11,8 +11,9 @@ struct StoreInbox<State: Sendable, Action: Sendable>: Sendable {
         case action(Action)
         /// Registers a subscriber and shows it the current selection.
         case subscribe(@Sendable () -> Void)
-        /// Replaces the state (a scoped store following its parent, time travel).
-        case replaceState(State)
+        /// Replaces the state (a scoped store following its parent, time travel, a persisted store following its
+        /// storage); `writeBack` is `false` for a state that came from the storage.
+        case replaceState(State, writeBack: Bool)
     }
 
     @usableFromInline var queue = FIFOQueue<Work>()

@@ -239,3 +239,50 @@ struct ExternalChangeTests {
         #expect(count.value == 0)
     }
 }
+
+@Suite("Stores following changes made by others", .serialized)
+struct StoreExternalChangeTests {
+    @Test func aStateStoredByAnotherWriterReachesTheSubscribersAndIsNotWrittenBack() async throws {
+        let directory = TemporaryDirectory()
+        let store = Store(initialState: Counter(), key: "external.store", storage: .file(directory: directory.url),
+                          externalChanges: .poll(every: .milliseconds(20)), reducer: counterReducer)
+        let seen = Recorder<Int>()
+        let subscription = store.subscribe(\.count) { seen.append($0) }
+        let other = FileStorage(directory: directory.url)
+        try other.save(try JSONEncoder().encode(Counter(count: 5, name: "outside")), key: "external.store")
+        let written = try other.fingerprint(key: "external.store")
+        #expect(await eventually(timeout: .seconds(2)) { store.state == Counter(count: 5, name: "outside") })
+        #expect(seen.elements == [0, 5])
+        try store.flush()
+        #expect(try other.fingerprint(key: "external.store") == written)  // the file is the one the other wrote
+        // Actions go on from the state that came from outside, and are saved.
+        store.dispatch(.increment)
+        try store.flush()
+        #expect(try other.load(key: "external.store").map { try JSONDecoder().decode(Counter.self, from: $0) }
+            == Counter(count: 6, name: "outside"))
+        subscription.cancel()
+    }
+
+    @Test func ignoringOutsideChangesLeavesTheStoreAlone() async throws {
+        let directory = TemporaryDirectory()
+        let store = Store(initialState: Counter(), key: "external.storeIgnored", storage: .file(directory: directory.url),
+                          externalChanges: .ignore, reducer: counterReducer)
+        try FileStorage(directory: directory.url).save(try JSONEncoder().encode(Counter(count: 3)), key: "external.storeIgnored")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(store.state == Counter())
+    }
+}
+
+@Suite("Telling own writes from others'", .serialized)
+struct FingerprintTests {
+    @Test func theFingerprintOfAFileSaveIsThatOfTheFileInPlace() throws {
+        let directory = TemporaryDirectory()
+        let storage = FileStorage(directory: directory.url)
+        let first = try storage.saveReturningFingerprint(Data("1".utf8), key: "k")
+        #expect(first == (try storage.fingerprint(key: "k")))
+        let second = try storage.saveReturningFingerprint(Data("1".utf8), key: "k")
+        #expect(second != first)  // the same bytes saved again are still a new save
+        try storage.save(Data("2".utf8), key: "k")  // another writer
+        #expect(try storage.fingerprint(key: "k") != second)
+    }
+}

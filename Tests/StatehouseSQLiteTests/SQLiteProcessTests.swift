@@ -1,0 +1,144 @@
+import Foundation
+import Statehouse
+import StatehouseSQLite
+import Testing
+
+/// Runs `StatehouseSQLiteWorker`, the helper executable built next to the test bundle.
+struct Worker {
+    let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+
+    init(database: TemporaryDatabase, key: String, _ arguments: String...) throws {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while !directory.path.hasSuffix("/debug") && !directory.path.hasSuffix("/release") && directory.path != "/" {
+            directory.deleteLastPathComponent()
+        }
+        process.executableURL = directory.appendingPathComponent("StatehouseSQLiteWorker")
+        process.arguments = [database.path, key] + arguments
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+    }
+
+    /// Waits for the worker to print `ready`.
+    func waitUntilReady() {
+        let line = output.fileHandleForReading.availableData
+        #expect(String(decoding: line, as: UTF8.self).hasPrefix("ready"))
+    }
+
+    func go() {
+        input.fileHandleForWriting.write(Data("go\n".utf8))
+    }
+
+    /// Waits for the worker to exit; `true` if it succeeded.
+    func finish() -> Bool {
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+}
+
+@Suite("SQLite across processes", .serialized)
+struct SQLiteProcessTests {
+    @Test func twoProcessesIncrementingTheSameKeyLoseNoUpdate() throws {
+        let database = TemporaryDatabase()
+        _ = try SQLiteStorage(path: database.path)  // the schema exists before either worker starts
+        let workers = try (0..<2).map { _ in try Worker(database: database, key: "shared.counter", "increment", "1000") }
+        for worker in workers { worker.waitUntilReady() }
+        for worker in workers { worker.go() }
+        #expect(workers.allSatisfy { $0.finish() })
+        let counter = StateContainer(0, key: "shared.counter", storage: try SQLiteStorage(path: database.path))
+        #expect(counter.value == 2_000)
+    }
+
+    @Test func aValueAnotherProcessStoresReachesTheListeners() async throws {
+        let database = TemporaryDatabase()
+        let count = StateContainer(0, key: "watched", storage: try SQLiteStorage(path: database.path),
+                                   externalChanges: .poll(every: .milliseconds(20)))
+        let seen = Seen()
+        let token = count.observe { seen.append($0) }
+        #expect(try Worker(database: database, key: "watched", "set", "77").finish())
+        let deadline = ContinuousClock.now + .seconds(5)
+        while seen.values.last != 77, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(seen.values == [77])
+        #expect(count.value == 77)
+        token.cancel()
+    }
+}
+
+@Suite("SQLite transactional update", .serialized)
+struct SQLiteTransactionalUpdateTests {
+    @Test func updateStartsFromWhatAnotherWriterStored() throws {
+        let database = TemporaryDatabase()
+        let count = StateContainer(0, key: "count", storage: try SQLiteStorage(path: database.path), externalChanges: .ignore)
+        let other = try SQLiteStorage(path: database.path)
+        try other.save(Data("41".utf8), key: "count")
+        #expect(count.value == 0)  // not polled: only `update` reads the storage
+        count.update { $0 += 1 }
+        #expect(count.value == 42)
+        #expect(try other.load(key: "count") == Data("42".utf8))
+    }
+
+    @Test func aLocalChangeWaitingToBeWrittenIsWhatUpdateStartsFrom() throws {
+        let database = TemporaryDatabase()
+        let storage = try SQLiteStorage(path: database.path)
+        let count = StateContainer(0, key: "count", storage: storage, writes: .coalesced(window: .seconds(60)))
+        count.modify(10)
+        #expect(try storage.load(key: "count") == nil)
+        count.update { $0 += 1 }
+        #expect(count.value == 11)
+        #expect(try storage.load(key: "count") == Data("11".utf8))
+    }
+
+    @Test func whatUpdateReturnsAndThrowsIsKept() throws {
+        struct Refused: Error {}
+        let database = TemporaryDatabase()
+        let storage = try SQLiteStorage(path: database.path)
+        let count = StateContainer(5, key: "count", storage: storage)
+        #expect(count.update { value -> Int in value *= 2; return value + 1 } == 11)
+        #expect(throws: Refused.self) { try count.update { (_: inout Int) throws(Refused) in throw Refused() } }
+        #expect(count.value == 10)
+        #expect(try storage.load(key: "count") == Data("10".utf8))
+    }
+
+    @Test func concurrentUpdatesOnTwoConnectionsAreExact() async throws {
+        let database = TemporaryDatabase()
+        let storage = try SQLiteStorage(path: database.path)
+        let other = try SQLiteStorage(path: database.path)
+        let count = StateContainer(0, key: "count", storage: storage, externalChanges: .ignore)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask { for _ in 0..<100 { count.update { $0 += 1 } } }
+            }
+            group.addTask {
+                // Another writer incrementing the same row with its own transactions.
+                for _ in 0..<100 {
+                    _ = try? other.transact(key: "count") { data in
+                        let value = data.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+                        return Data("\(value + 1)".utf8)
+                    }
+                }
+            }
+        }
+        #expect(try storage.load(key: "count") == Data("500".utf8))
+    }
+
+    @Test func theFingerprintOfASaveIsThatOfTheStoredRow() throws {
+        let database = TemporaryDatabase()
+        let storage = try SQLiteStorage(path: database.path)
+        let saved = try storage.saveReturningFingerprint(Data("1".utf8), key: "k")
+        #expect(saved == (try storage.fingerprint(key: "k")))
+        #expect(saved != .absent)
+        let transacted = try storage.transact(key: "k") { _ in nil }
+        #expect(transacted == .absent)
+    }
+}
+
+/// Values a listener saw, from any thread (kept in a container: a bare `Mutex` is opaque to ThreadSanitizer).
+final class Seen: Sendable {
+    private let storage = StateContainer<[Int]>([], key: "seen.\(UUID().uuidString)")
+    var values: [Int] { storage.value }
+    func append(_ value: Int) { storage.update { $0.append(value) } }
+}
