@@ -23,12 +23,7 @@ public final class SQLiteStorage: StateStorage {
     public init(path: String) throws(StorageError) {
         self.path = path
         do {
-            try Self.createOwnerOnlyFile(at: path)
-            var configuration = Configuration()
-            // Other processes (and other storages on the same file) take the write lock too: wait for it rather
-            // than fail at once, which is GRDB's default.
-            configuration.busyMode = .timeout(10)
-            database = try DatabasePool(path: path, configuration: configuration)
+            database = try SharedDatabase.openPool(at: path)
             try Self.migrator.migrate(database)
         } catch let error as StorageError {
             throw error
@@ -74,20 +69,6 @@ public final class SQLiteStorage: StateStorage {
             }
         }
         return migrator
-    }
-
-    /// SQLite creates a missing database with the process's default permissions; create it first, owner-only.
-    private static func createOwnerOnlyFile(at path: String) throws {
-        guard !FileManager.default.fileExists(atPath: path) else { return }
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
-            )
-        }
-        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-            throw StorageError(.io, key: nil, message: "Could not create the SQLite database at \(path).")
-        }
     }
 }
 

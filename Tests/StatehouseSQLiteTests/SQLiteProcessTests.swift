@@ -142,3 +142,48 @@ final class Seen: Sendable {
     var values: [Int] { storage.value }
     func append(_ value: Int) { storage.update { $0.append(value) } }
 }
+
+@Suite("Database change monitor", .serialized)
+struct DatabaseChangeMonitorTests {
+    @Test func commitsByAnotherProcessAndThisOneAreReportedAndQuietIsNot() async throws {
+        let database = TemporaryDatabase()
+        let storage = try SQLiteStorage(path: database.path)
+        let calls = Seen()
+        let monitor = try DatabaseChangeMonitor(path: database.path, every: .milliseconds(10)) { calls.append(1) }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(calls.values.isEmpty)  // nothing committed yet
+        #expect(try Worker(database: database, key: "k", "set", "1").finish())
+        #expect(await eventually { calls.values.count == 1 })
+        try storage.save(Data("2".utf8), key: "k")  // this process, another connection than the monitor's
+        #expect(await eventually { calls.values.count == 2 })
+        _ = monitor
+    }
+
+    @Test func aMissingDatabaseIsAnError() {
+        #expect(throws: (any Error).self) {
+            try DatabaseChangeMonitor(path: "/nonexistent/dir/db.sqlite", every: .seconds(1)) {}
+        }
+    }
+
+    @Test func releasingTheMonitorStopsIt() async throws {
+        let database = TemporaryDatabase()
+        let storage = try SQLiteStorage(path: database.path)
+        let calls = Seen()
+        do {
+            _ = try DatabaseChangeMonitor(path: database.path, every: .milliseconds(10)) { calls.append(1) }
+        }
+        try storage.save(Data("1".utf8), key: "k")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(calls.values.isEmpty)
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        if ContinuousClock.now >= deadline { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}
