@@ -1,0 +1,80 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// timetrack: the time tracker of the unidirectional-data-flow article, built on Statehouse. A package of its own, so
+// that Statehouse's users never build a web server to get a state container.
+let package = Package(
+    name: "TimeTracker",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "timetrack", targets: ["timetrack"]),
+    ],
+    dependencies: [
+        .package(name: "Statehouse", path: "../.."),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // The database, the rules, the actions and the store: everything but the ways in (CLI, web).
+        .target(
+            name: "TimeTrackerCore",
+            dependencies: [
+                .product(name: "Statehouse", package: "Statehouse"),
+                .product(name: "StatehouseSQLite", package: "Statehouse"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // The live web page and the JSON API.
+        .target(
+            name: "TimeTrackerWeb",
+            dependencies: [
+                "TimeTrackerCore",
+                .product(name: "Statehouse", package: "Statehouse"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "timetrack",
+            dependencies: [
+                "TimeTrackerCore", "TimeTrackerWeb",
+                .product(name: "Statehouse", package: "Statehouse"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // What the test targets share: temporary databases, a clock to move by hand, an event-stream client.
+        .target(
+            name: "TimeTrackerTestSupport",
+            dependencies: ["TimeTrackerCore", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/TimeTrackerTestSupport"
+        ),
+        .testTarget(
+            name: "TimeTrackerCoreTests",
+            dependencies: ["TimeTrackerCore", "TimeTrackerTestSupport", .product(name: "Statehouse", package: "Statehouse")]
+        ),
+        .testTarget(
+            name: "TimeTrackerWebTests",
+            dependencies: [
+                "TimeTrackerWeb", "TimeTrackerTestSupport",
+                .product(name: "Statehouse", package: "Statehouse"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        // Runs the built `timetrack` executable, as a user would.
+        .testTarget(name: "TimeTrackerCLITests", dependencies: ["timetrack", "TimeTrackerCore", "TimeTrackerTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+}

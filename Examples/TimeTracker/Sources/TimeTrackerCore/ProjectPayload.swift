@@ -1,0 +1,20 @@
+import Foundation
+
+/// A project as JSON: what `timetrack list --json`, the API and the live page's events carry.
+public struct ProjectPayload: Codable, Equatable, Sendable {
+    public var id: Int64
+    public var name: String
+    /// Whole seconds of the finished activities.
+    public var elapsedSeconds: Int
+    public var running: Bool
+    /// When the running activity started, in seconds since 1970; absent when stopped (and in `list --json`).
+    public var runningSince: Double?
+
+    public init(_ project: ProjectSummary, includingStart: Bool = true) {
+        id = project.id
+        name = project.name
+        elapsedSeconds = Int(project.elapsedSeconds.rounded(.down))
+        running = project.isRunning
+        runningSince = includingStart ? project.runningSince?.timeIntervalSince1970 : nil
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Statehouse
+import StatehouseSQLite
+
+/// The time tracker: a database, and a ``Statehouse/Store`` that publishes its state to every view.
+///
+/// ```swift
+/// let tracker = try TimeTracker(path: TimeTracker.defaultDatabasePath())
+/// let subscription = tracker.store.subscribe(\.projects) { projects in render(projects) }
+/// try await tracker.perform(.addProject(name: "Writing"))
+/// ```
+///
+/// Views subscribe to ``store`` and re-render when the state changes, whoever changed the database: this process,
+/// or another one (seen within `pollInterval`).
+public final class TimeTracker: Sendable {
+    public let store: Store<TrackerState, TrackerStoreAction>
+    /// The database file.
+    public let path: String
+    private let monitor: DatabaseChangeMonitor
+
+    /// Opens (or creates) the database at `path`.
+    ///
+    /// - Parameters:
+    ///   - pollInterval: How often to look for changes made by other processes.
+    ///   - now: The clock that dates activities; tests pass their own.
+    public init(
+        path: String,
+        pollInterval: Duration = .milliseconds(250),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(TrackerError) {
+        let database = try TrackerDatabase(path: path)
+        let reducer = TrackerReducer(database: database, now: now)
+        let store = Store(initialState: TrackerState()) {
+            (state: inout TrackerState, action: TrackerStoreAction) -> Effect<TrackerStoreAction> in
+            reducer.reduce(&state, action)
+        }
+        self.store = store
+        self.path = path
+        do {
+            monitor = try DatabaseChangeMonitor(path: path, every: pollInterval) { [weak store] in
+                store?.dispatch(.refresh)
+            }
+        } catch {
+            throw .database("could not watch \(path): \(error)")
+        }
+        // Read after the monitor took its baseline, so that no change falls between the two.
+        store.dispatch(.loaded(try database.snapshot()))
+    }
+
+    /// Applies `action` to the database, and returns once it is written and the new state sent to the store.
+    ///
+    /// - Returns: The project after the action; `nil` after a delete.
+    /// - Throws: ``TrackerError`` when a rule refuses the action (nothing is written then) or the database fails.
+    @discardableResult
+    public func perform(_ action: TrackerAction) async throws(TrackerError) -> ProjectSummary? {
+        let outcome = await withCheckedContinuation { continuation in
+            store.dispatch(.perform(action, reply: ActionReply(continuation)))
+        }
+        return try outcome.get()
+    }
+
+    /// The project a user means by `name` (ignoring case and surrounding white space).
+    public func project(named name: String) throws(TrackerError) -> ProjectSummary {
+        guard let project = store.state.project(named: name) else {
+            throw .projectNotFound("named \"\(name.trimmingCharacters(in: .whitespacesAndNewlines))\"")
+        }
+        return project
+    }
+
+    /// Where the database lives unless told otherwise: `$XDG_DATA_HOME/timetrack/timetrack.sqlite`, or
+    /// `~/.local/share/timetrack/timetrack.sqlite` when `XDG_DATA_HOME` is unset or not absolute (as the XDG base
+    /// directory specification says).
+    public static func defaultDatabasePath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        let dataHome: String
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            dataHome = xdg
+        } else {
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            dataHome = (home as NSString).appendingPathComponent(".local/share")
+        }
+        return ((dataHome as NSString).appendingPathComponent("timetrack") as NSString)
+            .appendingPathComponent("timetrack.sqlite")
+    }
+}

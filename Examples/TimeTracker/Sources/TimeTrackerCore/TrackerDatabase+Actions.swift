@@ -1,0 +1,79 @@
+import Foundation
+import GRDB
+
+extension TrackerDatabase {
+    /// Applies `action` as one immediate transaction: all of it or nothing, and no other process writes between its
+    /// checks and its writes (an immediate transaction takes the write lock before reading).
+    ///
+    /// - Returns: The project after the action; `nil` after a delete.
+    func apply(_ action: TrackerAction, at now: Date) throws(TrackerError) -> ProjectSummary? {
+        do {
+            return try pool.writeWithoutTransaction { db in
+                var project: ProjectSummary?
+                try db.inTransaction(.immediate) {
+                    project = try Self.apply(action, at: now.timeIntervalSince1970, in: db)
+                    return .commit
+                }
+                return project
+            }
+        } catch let error as TrackerError {
+            throw error
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+            // Another process added the same name between our check and our insert.
+            guard case .addProject(let name) = action else { throw .database(error.description) }
+            throw .duplicateName(existing: name.trimmingCharacters(in: .whitespacesAndNewlines))
+        } catch {
+            throw .database(String(describing: error))
+        }
+    }
+
+    private static func apply(_ action: TrackerAction, at now: Double, in db: Database) throws -> ProjectSummary? {
+        switch action {
+        case .addProject(let raw):
+            let name = try ProjectName(raw)
+            if let existing = try String.fetchOne(
+                db, sql: "SELECT name FROM project WHERE nameKey = ?", arguments: [name.key]
+            ) {
+                throw TrackerError.duplicateName(existing: existing)
+            }
+            try db.execute(
+                sql: "INSERT INTO project (name, nameKey, created) VALUES (?, ?, ?)",
+                arguments: [name.display, name.key, now]
+            )
+            return try summary(of: db.lastInsertedRowID, in: db)
+        case .deleteProject(let id):
+            _ = try name(of: id, in: db)
+            try db.execute(sql: "DELETE FROM project WHERE id = ?", arguments: [id])
+            return nil
+        case .startActivity(let id):
+            let project = try name(of: id, in: db)
+            let running = try Bool.fetchOne(
+                db, sql: "SELECT EXISTS (SELECT 1 FROM activity WHERE projectId = ? AND stoppedAt IS NULL)",
+                arguments: [id]
+            )
+            if running == true { throw TrackerError.alreadyRunning(project: project) }
+            try db.execute(sql: "INSERT INTO activity (projectId, startedAt) VALUES (?, ?)", arguments: [id, now])
+            return try summary(of: id, in: db)
+        case .stopActivity(let id):
+            let project = try name(of: id, in: db)
+            // A clock set back since the start must not make a negative duration.
+            try db.execute(
+                sql: "UPDATE activity SET stoppedAt = MAX(?, startedAt) WHERE projectId = ? AND stoppedAt IS NULL",
+                arguments: [now, id]
+            )
+            if db.changesCount == 0 { throw TrackerError.notRunning(project: project) }
+            return try summary(of: id, in: db)
+        }
+    }
+
+    private static func name(of id: Int64, in db: Database) throws -> String {
+        guard let name = try String.fetchOne(db, sql: "SELECT name FROM project WHERE id = ?", arguments: [id]) else {
+            throw TrackerError.projectNotFound("with id \(id)")
+        }
+        return name
+    }
+
+    private static func summary(of id: Int64, in db: Database) throws -> ProjectSummary? {
+        try summaries(in: db, projectID: id).first
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Everything a view shows: every project with its elapsed time and running activity, derived from the database.
+public struct TrackerState: Equatable, Sendable {
+    /// Ordered by name, ignoring case.
+    public var projects: [ProjectSummary]
+
+    public init(projects: [ProjectSummary] = []) {
+        self.projects = projects
+    }
+
+    public func project(id: Int64) -> ProjectSummary? {
+        projects.first { $0.id == id }
+    }
+
+    /// The project whose name is `name`, ignoring case and surrounding white space.
+    public func project(named name: String) -> ProjectSummary? {
+        let key = ProjectName.key(for: name)
+        return projects.first { ProjectName.key(for: $0.name) == key }
+    }
+}
+
+/// A project as views show it.
+public struct ProjectSummary: Equatable, Sendable, Identifiable {
+    public var id: Int64
+    public var name: String
+    public var created: Date
+    /// The time of the project's finished activities.
+    public var elapsedSeconds: Double
+    /// When the running activity started; `nil` when the project is stopped.
+    public var runningSince: Date?
+
+    public init(id: Int64, name: String, created: Date, elapsedSeconds: Double, runningSince: Date?) {
+        self.id = id
+        self.name = name
+        self.created = created
+        self.elapsedSeconds = elapsedSeconds
+        self.runningSince = runningSince
+    }
+
+    public var isRunning: Bool { runningSince != nil }
+
+    /// What a ticking timer shows at `now`: the finished activities plus the running one so far. Display only.
+    public func elapsed(at now: Date) -> Double {
+        elapsedSeconds + (runningSince.map { max(0, now.timeIntervalSince($0)) } ?? 0)
+    }
+}

@@ -1,0 +1,167 @@
+import Hummingbird
+import NIOCore
+
+/// The live page: static HTML and a script that renders the projects from the event stream.
+///
+/// Names reach the page only as data and are only ever set as text (`textContent`), never as HTML; the
+/// Content-Security-Policy also refuses inline scripts, so a name that is markup stays text twice over.
+enum Page {
+    static var response: Response {
+        Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/html; charset=utf-8",
+                .contentSecurityPolicy: "default-src 'self'; style-src 'self' 'unsafe-inline'",
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: html))
+        )
+    }
+
+    static var scriptResponse: Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: "text/javascript; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: script))
+        )
+    }
+
+    static let html = """
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>timetrack</title>
+        <style>
+          body { font: 16px/1.5 system-ui, sans-serif; max-width: 44rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
+          h1 { font-size: 1.6rem; margin-bottom: .2rem; }
+          #connection { color: #777; font-size: .85rem; margin-top: 0; }
+          form { display: flex; gap: .5rem; margin: 1rem 0; }
+          input { flex: 1; font: inherit; padding: .35rem .5rem; }
+          button { font: inherit; padding: .3rem .8rem; cursor: pointer; }
+          #error { color: #b00020; min-height: 1.5em; margin: 0; }
+          table { width: 100%; border-collapse: collapse; }
+          th, td { text-align: left; padding: .45rem .4rem; border-bottom: 1px solid #ddd; }
+          td.elapsed { font-variant-numeric: tabular-nums; }
+          tr.running td.status { color: #0a7a28; font-weight: 600; }
+          td.actions { text-align: right; white-space: nowrap; }
+          #empty { color: #777; }
+        </style>
+        </head>
+        <body>
+        <h1>timetrack</h1>
+        <p id="connection">connecting…</p>
+        <form id="add">
+          <input id="name" name="name" placeholder="New project" maxlength="200" autocomplete="off" required>
+          <button id="add-button" type="submit">Add</button>
+        </form>
+        <p id="error" role="alert"></p>
+        <table>
+          <thead><tr><th>Project</th><th>Elapsed</th><th>Status</th><th></th></tr></thead>
+          <tbody id="projects"></tbody>
+        </table>
+        <p id="empty" hidden>No projects yet.</p>
+        <script src="/app.js"></script>
+        </body>
+        </html>
+        """
+
+    static let script = """
+        "use strict";
+        // The page shows only what the server's event stream says: actions are sent, and their effect arrives as an
+        // event like anyone else's change. Names are set with textContent only.
+        let projects = [];
+        let clockOffset = 0; // the server's clock minus ours, in seconds
+
+        function format(seconds) {
+          seconds = Math.max(0, Math.floor(seconds));
+          const h = Math.floor(seconds / 3600), m = Math.floor(seconds / 60) % 60, s = seconds % 60;
+          return h + ":" + String(m).padStart(2, "0") + ":" + String(s).padStart(2, "0");
+        }
+
+        function serverNow() { return Date.now() / 1000 + clockOffset; }
+
+        function elapsed(project) {
+          return project.elapsedSeconds + (project.running ? serverNow() - project.runningSince : 0);
+        }
+
+        function button(label, className, action) {
+          const element = document.createElement("button");
+          element.textContent = label;
+          element.className = className;
+          element.addEventListener("click", action);
+          return element;
+        }
+
+        function cell(className, text) {
+          const element = document.createElement("td");
+          element.className = className;
+          element.textContent = text;
+          return element;
+        }
+
+        function render() {
+          const rows = projects.map(project => {
+            const row = document.createElement("tr");
+            row.dataset.id = project.id;
+            row.className = project.running ? "running" : "stopped";
+            row.append(cell("name", project.name), cell("elapsed", format(elapsed(project))));
+            const since = project.running ? new Date(project.runningSince * 1000).toLocaleTimeString() : "";
+            row.append(cell("status", project.running ? "running since " + since : "stopped"));
+            const actions = cell("actions", "");
+            actions.append(project.running
+              ? button("Stop", "stop", () => send("POST", "/api/projects/" + project.id + "/stop"))
+              : button("Start", "start", () => send("POST", "/api/projects/" + project.id + "/start")));
+            actions.append(" ", button("Delete", "delete", () => send("DELETE", "/api/projects/" + project.id)));
+            row.append(actions);
+            return row;
+          });
+          document.getElementById("projects").replaceChildren(...rows);
+          document.getElementById("empty").hidden = projects.length > 0;
+        }
+
+        function tick() {
+          for (const row of document.querySelectorAll("#projects tr.running")) {
+            const project = projects.find(p => String(p.id) === row.dataset.id);
+            if (project) row.querySelector(".elapsed").textContent = format(elapsed(project));
+          }
+        }
+
+        async function send(method, url, body) {
+          const error = document.getElementById("error");
+          try {
+            const options = { method };
+            if (body !== undefined) {
+              options.headers = { "Content-Type": "application/json" };
+              options.body = JSON.stringify(body);
+            }
+            const response = await fetch(url, options);
+            if (response.ok) { error.textContent = ""; return true; }
+            const reply = await response.json().catch(() => ({ error: response.statusText }));
+            error.textContent = reply.error;
+          } catch (failure) {
+            error.textContent = "The server cannot be reached.";
+          }
+          return false;
+        }
+
+        document.getElementById("add").addEventListener("submit", async event => {
+          event.preventDefault();
+          const input = document.getElementById("name");
+          if (await send("POST", "/api/projects", { name: input.value })) input.value = "";
+        });
+
+        const events = new EventSource("/api/events");
+        events.addEventListener("projects", event => {
+          const data = JSON.parse(event.data);
+          clockOffset = data.now - Date.now() / 1000;
+          projects = data.projects;
+          render();
+        });
+        events.addEventListener("open", () => { document.getElementById("connection").textContent = "live"; });
+        events.addEventListener("error", () => {
+          document.getElementById("connection").textContent = "reconnecting…";
+        });
+        setInterval(tick, 1000);
+        """
+}

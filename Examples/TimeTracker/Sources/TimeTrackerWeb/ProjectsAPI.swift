@@ -1,0 +1,75 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import Statehouse
+import TimeTrackerCore
+
+/// `GET/POST /api/projects`, `POST /api/projects/{id}/start|stop`, `DELETE /api/projects/{id}`.
+///
+/// Every write is a ``TrackerAction`` performed by the tracker. Refusals come back as a 4xx status with
+/// `{"error": "…"}` and change nothing.
+struct ProjectsAPI: Sendable {
+    let tracker: TimeTracker
+
+    func register(on group: RouterGroup<BasicRequestContext>) {
+        group.get { _, _ in
+            try APIResponse.json(tracker.store.state.projects.map { ProjectPayload($0) })
+        }
+        group.post { request, _ in
+            var request = request
+            guard let body = try? await request.collectBody(upTo: 16 * 1024) else {
+                return APIResponse.error(.contentTooLarge, "A request body has at most 16 KiB.")
+            }
+            guard let new = try? JSONDecoder().decode(NewProject.self, from: Data(body.readableBytesView)) else {
+                return APIResponse.error(.badRequest, #"Send a JSON object such as {"name": "Writing"}."#)
+            }
+            return try await perform(.addProject(name: new.name), status: .created)
+        }
+        group.post(":id/start") { _, context in
+            try await perform(context, TrackerAction.startActivity(projectID:))
+        }
+        group.post(":id/stop") { _, context in
+            try await perform(context, TrackerAction.stopActivity(projectID:))
+        }
+        group.delete(":id") { _, context in
+            try await perform(context, TrackerAction.deleteProject(id:))
+        }
+    }
+
+    private struct NewProject: Decodable {
+        var name: String
+    }
+
+    private func perform(
+        _ context: BasicRequestContext,
+        _ action: (Int64) -> TrackerAction
+    ) async throws -> Response {
+        guard let id = context.parameters.get("id", as: Int64.self) else {
+            return APIResponse.error(.badRequest, "A project id is a whole number.")
+        }
+        return try await perform(action(id), status: .ok)
+    }
+
+    private func perform(_ action: TrackerAction, status: HTTPResponse.Status) async throws -> Response {
+        let project: ProjectSummary?
+        do {
+            project = try await tracker.perform(action)
+        } catch {
+            return APIResponse.error(error.httpStatus, error.description)
+        }
+        guard let project else { return Response(status: .noContent) }
+        return try APIResponse.json(ProjectPayload(project), status: status)
+    }
+}
+
+extension TrackerError {
+    /// Bad input is the client's fault (400, 404, 409); a failing database is ours (500).
+    var httpStatus: HTTPResponse.Status {
+        switch self {
+        case .emptyName, .nameTooLong, .nameHasControlCharacters: .badRequest
+        case .projectNotFound: .notFound
+        case .duplicateName, .alreadyRunning, .notRunning: .conflict
+        case .database: .internalServerError
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import Hummingbird
+import TimeTrackerCore
+
+/// The `serve` command's server: the live page and the JSON API on one tracker.
+public enum WebApplication {
+    /// Listens on `host:port`; 127.0.0.1 by default, so that nothing outside this machine sees the tracker.
+    ///
+    /// - Parameter onListening: Called with the port once the server listens (the one the system chose, for port 0).
+    public static func make(
+        tracker: TimeTracker,
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        onListening: @escaping @Sendable (Int) -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        Application(
+            router: router(tracker: tracker),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "timetrack"),
+            onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) }
+        )
+    }
+
+    /// The routes, apart from the server, for tests.
+    public static func router(tracker: TimeTracker) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("/") { _, _ in Page.response }
+        router.get("app.js") { _, _ in Page.scriptResponse }
+        ProjectsAPI(tracker: tracker).register(on: router.group("api/projects"))
+        router.get("api/events") { _, _ in EventStream(store: tracker.store).response() }
+        return router
+    }
+}

@@ -1,0 +1,23 @@
+import ArgumentParser
+import Foundation
+import Statehouse
+import TimeTrackerCore
+
+struct List: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the projects with their elapsed time.")
+
+    @OptionGroup var database: DatabaseOptions
+    @Flag(help: #"Print JSON: [{"id":…,"name":…,"elapsedSeconds":…,"running":…}]."#) var json = false
+
+    func run() async throws {
+        let projects = try database.openTracker().store.state.projects
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let payload = projects.map { ProjectPayload($0, includingStart: false) }
+            print(String(decoding: try encoder.encode(payload), as: UTF8.self))
+        } else {
+            print(ProjectTable(projects).text, terminator: "")
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import TimeTrackerCore
+import TimeTrackerWeb
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the live page and the JSON API.",
+        discussion: "Open the printed address in a browser. Every open page updates live, whoever changes the database."
+    )
+
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "The address to listen on. Only this machine can connect to the default.") var host = "127.0.0.1"
+    @Option(help: "The port to listen on; 0 picks a free one.") var port = 8080
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("A port is between 0 and 65535.") }
+    }
+
+    func run() async throws {
+        let tracker = try database.openTracker()
+        let host = host
+        let application = WebApplication.make(tracker: tracker, host: host, port: port) { port in
+            let line = "timetrack is serving http://\(host):\(port)/ (database: \(tracker.path))\n"
+            FileHandle.standardOutput.write(Data(line.utf8))
+        }
+        try await application.runService()
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+import TimeTrackerCore
+import TimeTrackerTestSupport
+
+private struct Listed: Decodable, Equatable {
+    var id: Int64
+    var name: String
+    var elapsedSeconds: Int
+    var running: Bool
+}
+
+@Suite("timetrack on the command line", .serialized)
+struct CLITests {
+    @Test func addStartStopListDelete() throws {
+        let database = TemporaryDatabase()
+        let db = ["--db", database.path]
+        #expect(try TimetrackProcess.run(["add", " Writing "] + db).output == "Added \"Writing\".\n")
+        let started = try TimetrackProcess.run(["start", "writing"] + db)
+        #expect(started.status == 0)
+        #expect(started.output.hasPrefix("Started \"Writing\" at "))
+        let running = try TimetrackProcess.run(["list", "--json"] + db)
+        let listed = try JSONDecoder().decode([Listed].self, from: Data(running.output.utf8))
+        #expect(listed.map(\.name) == ["Writing"] && listed[0].running)
+        // Exactly the documented keys.
+        let keys = try #require(try JSONSerialization.jsonObject(with: Data(running.output.utf8)) as? [[String: Any]])
+        #expect(Set(keys[0].keys) == ["id", "name", "elapsedSeconds", "running"])
+        #expect(try TimetrackProcess.run(["stop", "WRITING"] + db).output.hasPrefix("Stopped \"Writing\": 0:00:0"))
+        let table = try TimetrackProcess.run(["list"] + db).output
+        #expect(table.hasPrefix("PROJECT"))
+        #expect(table.contains("Writing") && table.contains("stopped"))
+        #expect(try TimetrackProcess.run(["delete", "writing"] + db).output == "Deleted \"Writing\".\n")
+        #expect(try TimetrackProcess.run(["list", "--json"] + db).output == "[]\n")
+    }
+
+    @Test(arguments: [
+        (["add", "Writing"], "already exists"),
+        (["add", "   "], "needs a name"),
+        (["start", "Nope"], "There is no project named \"Nope\"."),
+        (["stop", "Writing"], "is not running"),
+        (["delete", "Nope"], "There is no project named \"Nope\"."),
+    ])
+    func refusalsGoToStandardErrorWithAFailingStatus(arguments: [String], message: String) throws {
+        let database = TemporaryDatabase()
+        _ = try TimetrackProcess.run(["add", "Writing", "--db", database.path])
+        let result = try TimetrackProcess.run(arguments + ["--db", database.path])
+        #expect(result.status != 0)
+        #expect(result.output.isEmpty)
+        #expect(result.errors.contains(message))
+        #expect(try database.count("project") == 1)
+    }
+
+    @Test func badUsageIsAnError() throws {
+        let database = TemporaryDatabase()
+        let port = try TimetrackProcess.run(["serve", "--port", "70000", "--db", database.path])
+        #expect(port.status != 0 && port.errors.contains("between 0 and 65535"))
+        let missing = try TimetrackProcess.run(["add"])
+        #expect(missing.status != 0 && missing.errors.contains("Missing expected argument"))
+    }
+
+    @Test func theDefaultDatabaseIsUnderXDGDataHome() throws {
+        let database = TemporaryDatabase()
+        let dataHome = database.directory.appendingPathComponent("data").path
+        #expect(try TimetrackProcess.run(["add", "Writing"], environment: ["XDG_DATA_HOME": dataHome]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: dataHome + "/timetrack/timetrack.sqlite"))
+    }
+}
+
+@Suite("timetrack across processes", .serialized)
+struct CrossProcessTests {
+    @Test func aWatcherSeesAChangeMadeByAnotherProcessWithinASecond() async throws {
+        let database = TemporaryDatabase()
+        let watcher = try TimetrackProcess(["watch", "--db", database.path])
+        #expect(await eventually { watcher.output.contains("No projects yet") })
+        #expect(try TimetrackProcess.run(["add", "Writing", "--db", database.path]).status == 0)
+        let added = ContinuousClock.now
+        #expect(await eventually(timeout: .seconds(1)) { watcher.output.contains("Writing") })
+        #expect(ContinuousClock.now - added < .seconds(1))
+        #expect(try TimetrackProcess.run(["start", "Writing", "--db", database.path]).status == 0)
+        #expect(await eventually(timeout: .seconds(1)) { watcher.output.contains("running since") })
+    }
+
+    @Test func aServerStreamsChangesFromOtherProcessesAndStopsCleanlyWithPagesOpen() async throws {
+        let database = TemporaryDatabase()
+        let server = try TimetrackProcess(["serve", "--port", "0", "--db", database.path])
+        #expect(await eventually { server.output.contains("timetrack is serving http://127.0.0.1:") })
+        let port = try #require(server.output.split(separator: ":").dropFirst(2).first.flatMap { Int($0.prefix { $0.isNumber }) })
+        let page = try EventStreamClient(port: port)
+        #expect(page.next() != nil)
+        #expect(try TimetrackProcess.run(["add", "<script>alert(1)</script>", "--db", database.path]).status == 0)
+        #expect(page.next(timeout: .seconds(1)) { $0.contains("alert(1)") } != nil)
+        server.signal(SIGINT)
+        let stopped = ContinuousClock.now
+        #expect(server.waitForExit() == 0)
+        #expect(ContinuousClock.now - stopped < .seconds(5))
+    }
+}

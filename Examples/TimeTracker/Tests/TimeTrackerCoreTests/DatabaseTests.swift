@@ -1,0 +1,96 @@
+import Foundation
+import Statehouse
+import Testing
+import TimeTrackerCore
+import TimeTrackerTestSupport
+
+@Suite("The database", .serialized)
+struct DatabaseTests {
+    @Test func theFileIsOwnerOnlyInWALModeAndReopens() async throws {
+        let database = TemporaryDatabase()
+        do {
+            let tracker = try TestClock().tracker(at: database.path)
+            try await tracker.perform(.addProject(name: "Writing"))
+        }
+        let attributes = try FileManager.default.attributesOfItem(atPath: database.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(FileManager.default.fileExists(atPath: database.path + "-wal"))
+        #expect(try TestClock().tracker(at: database.path).store.state.projects.map(\.name) == ["Writing"])
+    }
+
+    @Test func aPathThatCannotBeADatabaseIsAClearError() throws {
+        let database = TemporaryDatabase()
+        try FileManager.default.createDirectory(atPath: database.path, withIntermediateDirectories: true)
+        #expect {
+            try TestClock().tracker(at: database.path)
+        } throws: { error in
+            guard case .database(let reason) = error as? TrackerError else { return false }
+            return reason.contains(database.path)
+        }
+    }
+
+    @Test func theDefaultPathFollowsXDG() {
+        #expect(TimeTracker.defaultDatabasePath(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/me"])
+            == "/data/timetrack/timetrack.sqlite")
+        // The specification says a relative XDG_DATA_HOME is invalid and must be ignored.
+        #expect(TimeTracker.defaultDatabasePath(environment: ["XDG_DATA_HOME": "data", "HOME": "/home/me"])
+            == "/home/me/.local/share/timetrack/timetrack.sqlite")
+        #expect(TimeTracker.defaultDatabasePath(environment: ["HOME": "/home/me"])
+            == "/home/me/.local/share/timetrack/timetrack.sqlite")
+    }
+}
+
+@Suite("Live across trackers", .serialized)
+struct LiveTests {
+    @Test func aChangeMadeThroughAnotherTrackerReachesThisOnesSubscribersWithinASecond() async throws {
+        let database = TemporaryDatabase()
+        let clock = TestClock()
+        let viewer = try clock.tracker(at: database.path, pollInterval: .milliseconds(250))
+        let writer = try clock.tracker(at: database.path)  // its own connections, as another process has
+        let renders = Renders()
+        let subscription = viewer.store.subscribe(\.projects) { renders.append($0.map(\.name)) }
+        let started = ContinuousClock.now
+        try await writer.perform(.addProject(name: "Writing"))
+        #expect(await eventually(timeout: .seconds(1)) { renders.last == ["Writing"] })
+        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(renders.all == [[], ["Writing"]])  // rendered now, then once per change
+        subscription.cancel()
+    }
+
+    @Test func twoTrackersAddingTheSameNameAtOnceMakeOneProject() async throws {
+        let database = TemporaryDatabase()
+        let trackers = try (0..<4).map { _ in try TestClock().tracker(at: database.path) }
+        let results = await withTaskGroup(of: Bool.self) { group in
+            for (index, tracker) in trackers.enumerated() {
+                group.addTask { (try? await tracker.perform(.addProject(name: index.isMultiple(of: 2) ? "Same" : "SAME"))) != nil }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results.filter { $0 }.count == 1)
+        #expect(try database.count("project") == 1)
+    }
+
+    @Test func concurrentStartsOfOneProjectStartItOnce() async throws {
+        let database = TemporaryDatabase()
+        let trackers = try (0..<4).map { _ in try TestClock().tracker(at: database.path) }
+        let id = try #require(try await trackers[0].perform(.addProject(name: "Writing"))).id
+        let started = await withTaskGroup(of: Bool.self) { group in
+            for tracker in trackers {
+                for _ in 0..<10 {
+                    group.addTask { (try? await tracker.perform(.startActivity(projectID: id))) != nil }
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(started == 1)
+        #expect(try database.count("activity") == 1)
+    }
+}
+
+/// What a subscriber rendered, from any thread.
+final class Renders: Sendable {
+    private let renders = StateContainer<[[String]]>([], key: "renders.\(UUID().uuidString)")
+    var all: [[String]] { renders.value }
+    var last: [String]? { renders.value.last }
+    func append(_ names: [String]) { renders.update { $0.append(names) } }
+}

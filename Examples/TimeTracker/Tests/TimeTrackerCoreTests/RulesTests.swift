@@ -1,0 +1,124 @@
+import Foundation
+import Statehouse
+import Testing
+import TimeTrackerCore
+import TimeTrackerTestSupport
+
+@Suite("Project names")
+struct ProjectNameTests {
+    @Test func namesAreTrimmedAndComposed() throws {
+        #expect(try ProjectName("  Writing \n").display == "Writing")
+        #expect(try ProjectName("e\u{301}te\u{301}").display == "été")
+    }
+
+    @Test(arguments: ["", "   ", "\n\t "])
+    func anEmptyNameIsRefused(_ name: String) {
+        #expect(throws: TrackerError.emptyName) { try ProjectName(name) }
+    }
+
+    @Test func overlongNamesAndControlCharactersAreRefused() throws {
+        #expect(throws: TrackerError.nameTooLong) { try ProjectName(String(repeating: "x", count: 201)) }
+        #expect(try ProjectName(String(repeating: "é", count: 200)).display.count == 200)
+        #expect(throws: TrackerError.nameHasControlCharacters) { try ProjectName("a\nb") }
+        #expect(throws: TrackerError.nameHasControlCharacters) { try ProjectName("a\u{0}b") }
+    }
+
+    @Test func theKeyIgnoresCaseAndNormalization() throws {
+        #expect(try ProjectName("WRITING").key == (try ProjectName("writing").key))
+        #expect(try ProjectName("ÉTÉ").key == (try ProjectName("e\u{301}te\u{301}").key))
+    }
+}
+
+@Suite("Actions and rules", .serialized)
+struct ActionTests {
+    @Test func addingTrimsAndRefusesDuplicatesIgnoringCase() async throws {
+        let database = TemporaryDatabase()
+        let tracker = try TestClock().tracker(at: database.path)
+        let added = try #require(try await tracker.perform(.addProject(name: "  Writing  ")))
+        #expect(added.name == "Writing")
+        await #expect(throws: TrackerError.duplicateName(existing: "Writing")) {
+            try await tracker.perform(.addProject(name: "WRITING"))
+        }
+        await #expect(throws: TrackerError.emptyName) { try await tracker.perform(.addProject(name: " ")) }
+        _ = try await tracker.perform(.addProject(name: "été"))
+        await #expect(throws: TrackerError.duplicateName(existing: "été")) {
+            try await tracker.perform(.addProject(name: "E\u{301}TE\u{301}"))
+        }
+        #expect(tracker.store.state.projects.map(\.name) == ["été", "Writing"].sorted { $0.lowercased() < $1.lowercased() })
+        #expect(try database.count("project") == 2)
+    }
+
+    @Test func elapsedTimeCountsFinishedActivitiesAndARunningOneShowsItsStart() async throws {
+        let database = TemporaryDatabase()
+        let clock = TestClock()
+        let tracker = try clock.tracker(at: database.path)
+        let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
+        for seconds in [10.0, 20.0] {
+            try await tracker.perform(.startActivity(projectID: id))
+            clock.advance(by: seconds)
+            try await tracker.perform(.stopActivity(projectID: id))
+        }
+        clock.advance(by: 100)
+        let running = try #require(try await tracker.perform(.startActivity(projectID: id)))
+        #expect(running.elapsedSeconds == 30)
+        #expect(running.runningSince == clock.now)
+        #expect(running.elapsed(at: clock.now.addingTimeInterval(5)) == 35)
+        #expect(tracker.store.state.project(id: id) == running)
+    }
+
+    @Test func startingARunningProjectOrStoppingAStoppedOneIsAnErrorThatChangesNothing() async throws {
+        let database = TemporaryDatabase()
+        let tracker = try TestClock().tracker(at: database.path)
+        let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
+        await #expect(throws: TrackerError.notRunning(project: "Writing")) {
+            try await tracker.perform(.stopActivity(projectID: id))
+        }
+        try await tracker.perform(.startActivity(projectID: id))
+        let before = tracker.store.state
+        await #expect(throws: TrackerError.alreadyRunning(project: "Writing")) {
+            try await tracker.perform(.startActivity(projectID: id))
+        }
+        #expect(try database.count("activity") == 1)
+        #expect(tracker.store.state == before)
+    }
+
+    @Test func unknownProjectsAreErrors() async throws {
+        let database = TemporaryDatabase()
+        let tracker = try TestClock().tracker(at: database.path)
+        for action in [TrackerAction.deleteProject(id: 7), .startActivity(projectID: 7), .stopActivity(projectID: 7)] {
+            await #expect(throws: TrackerError.projectNotFound("with id 7")) { try await tracker.perform(action) }
+        }
+        #expect(throws: TrackerError.projectNotFound("named \"nope\"")) { try tracker.project(named: " nope ") }
+    }
+
+    @Test func deletingAProjectDeletesItsActivitiesToo() async throws {
+        let database = TemporaryDatabase()
+        let tracker = try TestClock().tracker(at: database.path)
+        let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
+        let other = try #require(try await tracker.perform(.addProject(name: "Reading"))).id
+        try await tracker.perform(.startActivity(projectID: id))
+        try await tracker.perform(.stopActivity(projectID: id))
+        try await tracker.perform(.startActivity(projectID: id))
+        try await tracker.perform(.startActivity(projectID: other))
+        #expect(try await tracker.perform(.deleteProject(id: id)) == nil)
+        #expect(try database.count("activity") == 1)
+        #expect(tracker.store.state.projects.map(\.id) == [other])
+    }
+
+    @Test func aClockSetBackNeverMakesANegativeDuration() async throws {
+        let database = TemporaryDatabase()
+        let clock = TestClock()
+        let tracker = try clock.tracker(at: database.path)
+        let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
+        try await tracker.perform(.startActivity(projectID: id))
+        clock.advance(by: -3600)
+        #expect(try await tracker.perform(.stopActivity(projectID: id))?.elapsedSeconds == 0)
+    }
+
+    @Test func theProjectANameMeansIgnoresCase() async throws {
+        let database = TemporaryDatabase()
+        let tracker = try TestClock().tracker(at: database.path)
+        try await tracker.perform(.addProject(name: "Writing"))
+        #expect(try tracker.project(named: " writING ").name == "Writing")
+    }
+}
