@@ -2,6 +2,7 @@ import Foundation
 
 /// The rules for a project's name: what is stored, and the key that makes names unique ignoring case.
 public struct ProjectName: Equatable, Sendable {
+    /// The longest name, in characters.
     public static let maximumLength = 200
 
     /// The name as shown: trimmed, in Unicode's composed form (so that "é" typed two ways is one name).

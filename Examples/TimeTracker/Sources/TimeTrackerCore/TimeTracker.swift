@@ -13,6 +13,7 @@ import StatehouseSQLite
 /// Views subscribe to ``store`` and re-render when the state changes, whoever changed the database: this process,
 /// or another one (seen within `pollInterval`).
 public final class TimeTracker: Sendable {
+    /// The state every view shows; subscribe to it. Change it only through ``perform(_:)``.
     public let store: Store<TrackerState, TrackerStoreAction>
     /// The database file.
     public let path: String

@@ -1,8 +1,11 @@
 /// What a user can do: the only ways the database changes.
 public enum TrackerAction: Equatable, Sendable {
+    /// Adds a project; the name must pass ``ProjectName``'s rules and be unique ignoring case.
     case addProject(name: String)
     /// Deletes the project and all its activities.
     case deleteProject(id: Int64)
+    /// Starts an activity on a project that has none running.
     case startActivity(projectID: Int64)
+    /// Stops the running activity of a project.
     case stopActivity(projectID: Int64)
 }

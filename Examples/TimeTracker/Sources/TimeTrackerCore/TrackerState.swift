@@ -5,10 +5,12 @@ public struct TrackerState: Equatable, Sendable {
     /// Ordered by name, ignoring case.
     public var projects: [ProjectSummary]
 
+    /// A state with `projects`, none by default.
     public init(projects: [ProjectSummary] = []) {
         self.projects = projects
     }
 
+    /// The project with this id, if there is one.
     public func project(id: Int64) -> ProjectSummary? {
         projects.first { $0.id == id }
     }
@@ -22,14 +24,18 @@ public struct TrackerState: Equatable, Sendable {
 
 /// A project as views show it.
 public struct ProjectSummary: Equatable, Sendable, Identifiable {
+    /// The database's id for the project.
     public var id: Int64
+    /// The name as the user typed it, trimmed.
     public var name: String
+    /// When the project was added.
     public var created: Date
     /// The time of the project's finished activities.
     public var elapsedSeconds: Double
     /// When the running activity started; `nil` when the project is stopped.
     public var runningSince: Date?
 
+    /// A project as the database describes it.
     public init(id: Int64, name: String, created: Date, elapsedSeconds: Double, runningSince: Date?) {
         self.id = id
         self.name = name
@@ -38,6 +44,7 @@ public struct ProjectSummary: Equatable, Sendable, Identifiable {
         self.runningSince = runningSince
     }
 
+    /// Whether an activity is running.
     public var isRunning: Bool { runningSince != nil }
 
     /// What a ticking timer shows at `now`: the finished activities plus the running one so far. Display only.

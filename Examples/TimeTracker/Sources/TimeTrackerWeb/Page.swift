@@ -44,7 +44,8 @@ enum Page {
           th, td { text-align: left; padding: .45rem .4rem; border-bottom: 1px solid #ddd; }
           td.elapsed { font-variant-numeric: tabular-nums; }
           tr.running td.status { color: #0a7a28; font-weight: 600; }
-          td.actions { text-align: right; white-space: nowrap; }
+          td.status, td.actions { white-space: nowrap; }
+          td.actions { text-align: right; }
           #empty { color: #777; }
         </style>
         </head>
@@ -106,7 +107,9 @@ enum Page {
             row.dataset.id = project.id;
             row.className = project.running ? "running" : "stopped";
             row.append(cell("name", project.name), cell("elapsed", format(elapsed(project))));
-            const since = project.running ? new Date(project.runningSince * 1000).toLocaleTimeString() : "";
+            const since = project.running
+              ? new Date(project.runningSince * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
+              : "";
             row.append(cell("status", project.running ? "running since " + since : "stopped"));
             const actions = cell("actions", "");
             actions.append(project.running

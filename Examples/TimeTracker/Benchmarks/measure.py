@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Measures timetrack as a user meets it, each number beside a baseline taken in the same run.
+
+1. Action → page: the time from sending an action to the moment an open page's event stream carries its effect,
+   over 200 actions (median, p99), against the plain round trip of a request to the same server.
+   a. through the page's own server;  b. written by another process (a second server on the same database).
+2. `timetrack list` on 1,000 projects with 100,000 activities, against the sqlite3 shell running the same query.
+3. The server's memory (RSS) with 100 open pages, against the same server with none.
+
+Usage: measure.py PATH_TO_TIMETRACK   (build it with -c release first)
+"""
+import http.client
+import json
+import os
+import random
+import re
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ACTIONS = 200
+
+
+def start_server(timetrack, database):
+    server = subprocess.Popen([timetrack, "serve", "--port", "0", "--db", database], stdout=subprocess.PIPE, text=True)
+    while True:
+        match = re.search(r"serving http://127\.0\.0\.1:(\d+)/", server.stdout.readline())
+        if match:
+            return server, int(match.group(1))
+
+
+class Page:
+    """An open page: a raw connection to the event stream."""
+
+    def __init__(self, port):
+        self.socket = socket.create_connection(("127.0.0.1", port))
+        self.socket.sendall(b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        self.buffer = b""
+
+    def wait_for(self, needle, timeout=10):
+        """Reads events until one contains `needle`; returns when it arrived."""
+        deadline = time.perf_counter() + timeout
+        while True:
+            while b"\n\n" in self.buffer:
+                event, self.buffer = self.buffer.split(b"\n\n", 1)
+                if needle in event:
+                    return time.perf_counter()
+            self.socket.settimeout(max(0.001, deadline - time.perf_counter()))
+            chunk = self.socket.recv(65536)
+            if not chunk:
+                raise RuntimeError("stream closed")
+            self.buffer += chunk
+
+
+def request(port, method, path, body=None):
+    connection = http.client.HTTPConnection("127.0.0.1", port)
+    connection.request(method, path, body=json.dumps(body) if body is not None else None)
+    response = connection.getresponse()
+    data = response.read()
+    connection.close()
+    return response.status, data
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def summary(values):
+    return f"median {statistics.median(values) * 1000:.2f} ms, p99 {percentile(values, 0.99) * 1000:.2f} ms"
+
+
+def action_latency(port_to_act, port_to_watch, label):
+    page = Page(port_to_watch)
+    page.wait_for(b"projects")
+    latencies, round_trips = [], []
+    for index in range(ACTIONS):
+        # A random pause, so that actions land at every phase of the other process's polling, not just after a poll.
+        time.sleep(random.uniform(0, 0.3))
+        name = f"{label}-{index}-{random.randrange(1 << 30)}"
+        sent = time.perf_counter()
+        status, _ = request(port_to_act, "POST", "/api/projects", {"name": name})
+        answered = time.perf_counter()
+        assert status == 201, status
+        arrived = page.wait_for(json.dumps(name).encode())
+        latencies.append(arrived - sent)
+        round_trips.append(answered - sent)
+    page.socket.close()
+    return latencies, round_trips
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        return int(next(line for line in status if line.startswith("VmRSS:")).split()[1])
+
+
+def seed(database, projects=1000, activities=100_000):
+    connection = sqlite3.connect(database)
+    now = time.time()
+    connection.executemany(
+        "INSERT INTO project (id, name, nameKey, created) VALUES (?, ?, ?, ?)",
+        [(i, f"Project {i}", f"project {i}", now) for i in range(1, projects + 1)],
+    )
+    connection.executemany(
+        "INSERT INTO activity (projectId, startedAt, stoppedAt) VALUES (?, ?, ?)",
+        [(1 + i % projects, now - 3600 - i, now - i) for i in range(activities)],
+    )
+    connection.commit()
+    connection.close()
+
+
+def timed(command, runs=7):
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main():
+    timetrack = sys.argv[1]
+    with tempfile.TemporaryDirectory() as directory:
+        database = os.path.join(directory, "timetrack.sqlite")
+        server, port = start_server(timetrack, database)
+        other, other_port = start_server(timetrack, database)
+        try:
+            latencies, round_trips = action_latency(port, port, "own")
+            print(f"action → page, same server ({ACTIONS} actions): {summary(latencies)}")
+            print(f"  baseline, the request's own round trip:        {summary(round_trips)}")
+            latencies, round_trips = action_latency(other_port, port, "other")
+            print(f"action → page, another process ({ACTIONS} actions): {summary(latencies)}")
+            print(f"  baseline, the request's own round trip:           {summary(round_trips)}")
+
+            idle = rss_kib(server.pid)
+            pages = [Page(port) for _ in range(100)]
+            for page in pages:
+                page.wait_for(b"projects")
+            with_pages = rss_kib(server.pid)
+            print(f"server memory: {idle / 1024:.1f} MiB with no page, {with_pages / 1024:.1f} MiB with 100 open "
+                  f"pages ({(with_pages - idle) / 100:.0f} KiB per page)")
+            for page in pages:
+                page.socket.close()
+        finally:
+            server.terminate()
+            other.terminate()
+            server.wait()
+            other.wait()
+
+        big = os.path.join(directory, "big.sqlite")
+        subprocess.run([timetrack, "list", "--db", big], check=True, capture_output=True)
+        seed(big)
+        query = """SELECT project.id, project.name, COALESCE(SUM(activity.stoppedAt - activity.startedAt), 0),
+                   MAX(CASE WHEN activity.stoppedAt IS NULL THEN activity.startedAt END)
+                   FROM project LEFT JOIN activity ON activity.projectId = project.id
+                   GROUP BY project.id ORDER BY project.nameKey, project.id"""
+        listing = timed([timetrack, "list", "--db", big])
+        listing_json = timed([timetrack, "list", "--json", "--db", big])
+        baseline = timed(["sqlite3", big, query])
+        print(f"list, 1,000 projects / 100,000 activities: {listing * 1000:.0f} ms (--json {listing_json * 1000:.0f} ms); "
+              f"sqlite3 shell, same query: {baseline * 1000:.0f} ms; ratio {listing / baseline:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
