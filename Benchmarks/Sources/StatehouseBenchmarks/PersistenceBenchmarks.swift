@@ -54,6 +54,14 @@ func persistenceTable() throws -> Table {
     let sqliteLoadTime = try timeOf { for index in 0..<sqliteLoads { _ = try sqlite.load(key: "bench.\(index % 10)") } }
     table.add("SQLite save (400-byte value, WAL)", unit: "ns", cells: [Cell(value: saveTime / Double(sqliteSaves)), nil], target: "")
     table.add("SQLite load", unit: "ns", cells: [Cell(value: sqliteLoadTime / Double(sqliteLoads)), nil], target: "")
+    // `update` on SQLite is a transaction that reads the stored value first: atomic across processes.
+    let shared = StateContainer(0, key: "bench.sqlite.shared", storage: sqlite, externalChanges: .ignore)
+    let sqliteUpdates = 500
+    let updateTime = timeOf { for _ in 0..<sqliteUpdates { shared.update { $0 += 1 } } }
+    table.add(
+        "SQLite update, atomic across processes (read + write, one transaction)", unit: "ns",
+        cells: [Cell(value: updateTime / Double(sqliteUpdates)), nil], target: ""
+    )
     return table
 }
 
