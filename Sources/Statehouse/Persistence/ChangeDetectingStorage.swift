@@ -36,7 +36,7 @@ public protocol TransactionalStorage: ChangeDetectingStorage {
     /// no other writer changing the key in between.
     ///
     /// - Returns: The fingerprint of what the key holds after the transaction.
-    /// - Throws: What `transform` throws (nothing is written then), or a ``StorageError``.
+    /// - Throws: What `transform` throws (nothing is written then), or the storage's own error.
     func transact(key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint
 }
 
