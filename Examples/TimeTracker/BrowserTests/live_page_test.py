@@ -93,7 +93,7 @@ def main():
             # Another process: the command line.
             subprocess.run([arguments.timetrack, "add", "Reading", "--db", database], check=True, capture_output=True)
             for driver in (writer, watcher):
-                wait_for(driver, lambda: row(driver, "Reading") is not None, "the CLI's project", timeout=2)
+                wait_for(driver, lambda: row(driver, "Reading") is not None, "the CLI's project")
             print("ok: a project added by the CLI showed in both windows")
 
             # Markup in a name is text.

@@ -130,7 +130,7 @@ struct EventTests {
             try await tracker.perform(.addProject(name: "Here"))
             #expect(events.next { $0.contains(#""name":"Here""#) } != nil)
             try await other.perform(.addProject(name: "Elsewhere"))
-            let event = try #require(events.next(timeout: .seconds(1)) { $0.contains("Elsewhere") })
+            let event = try #require(events.next { $0.contains("Elsewhere") })
             #expect(event.contains(#""now":"#))
         }
     }
