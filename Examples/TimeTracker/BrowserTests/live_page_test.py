@@ -2,8 +2,9 @@
 """Real-browser test of timetrack's live page: headless Chromium, driven by Selenium.
 
 Starts `timetrack serve` on a new database, opens the page in two browser windows, adds a project and starts it in
-one, and checks that the other shows it appear and tick; a project added by another process (the CLI) shows in
-both; a name that is markup shows as text and runs nothing.
+one, and checks that the other shows it appear and tick; stopping and deleting it in the second shows in the first; a
+project added by another process (the CLI) shows in both; a name that is markup shows as text and runs nothing; a
+duplicate name is refused with its message.
 
 Usage: live_page_test.py PATH_TO_TIMETRACK [--screenshot FILE.png]
 """
@@ -90,6 +91,16 @@ def main():
             )
             print(f"ok: added and started in one window, running and ticking in the other ({first} → later)")
 
+            # Stopped and deleted from the other window: the first one follows.
+            row(watcher, "Writing").find_element(By.CSS_SELECTOR, "button.stop").click()
+            wait_for(writer, lambda: "stopped" in row(writer, "Writing").get_attribute("class"), "the stop to arrive")
+            stopped_at = row(writer, "Writing").find_element(By.CSS_SELECTOR, ".elapsed").text
+            time.sleep(1.5)
+            assert row(writer, "Writing").find_element(By.CSS_SELECTOR, ".elapsed").text == stopped_at, "a stopped timer ticked"
+            row(watcher, "Writing").find_element(By.CSS_SELECTOR, "button.delete").click()
+            wait_for(writer, lambda: row(writer, "Writing") is None, "the deletion to arrive")
+            print(f"ok: stopped (at {stopped_at}, no longer ticking) and deleted in the other window, and it followed")
+
             # Another process: the command line.
             subprocess.run([arguments.timetrack, "add", "Reading", "--db", database], check=True, capture_output=True)
             for driver in (writer, watcher):
@@ -110,14 +121,15 @@ def main():
             print("ok: the name <script>alert(1)</script> shows as text and runs nothing")
 
             # A refused action shows its message and changes nothing.
-            writer.find_element(By.ID, "name").send_keys("WRITING")
+            writer.find_element(By.ID, "name").send_keys("READING")
             writer.find_element(By.ID, "add-button").click()
             wait_for(writer, lambda: "already exists" in writer.find_element(By.ID, "error").text, "the error")
-            assert len(watcher.find_elements(By.CSS_SELECTOR, "#projects tr")) == 3
+            assert len(watcher.find_elements(By.CSS_SELECTOR, "#projects tr")) == 2
             print("ok: a duplicate name is refused with a message")
 
             if arguments.screenshot:
-                writer.find_element(By.ID, "name").clear()
+                subprocess.run([arguments.timetrack, "add", "Writing", "--db", database], check=True, capture_output=True)
+                subprocess.run([arguments.timetrack, "start", "Writing", "--db", database], check=True, capture_output=True)
                 writer.refresh()
                 wait_for(writer, lambda: row(writer, "Writing") is not None, "the page")
                 time.sleep(1.2)
