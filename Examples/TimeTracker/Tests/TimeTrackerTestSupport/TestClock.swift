@@ -1,0 +1,20 @@
+import Foundation
+import Synchronization
+import TimeTrackerCore
+
+/// A clock the test moves by hand.
+public final class TestClock: Sendable {
+    private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+
+    public init() {}
+
+    public var now: Date { current.withLock { $0 } }
+
+    public func advance(by seconds: Double) {
+        current.withLock { $0 += seconds }
+    }
+
+    public func tracker(at path: String, pollInterval: Duration = .milliseconds(20)) throws -> TimeTracker {
+        try TimeTracker(path: path, pollInterval: pollInterval, now: { self.now })
+    }
+}
