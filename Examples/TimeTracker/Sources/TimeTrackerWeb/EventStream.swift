@@ -24,6 +24,15 @@ struct EventStream: Sendable {
     }
 
     func response() -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+            body: ResponseBody { writer in try await stream(to: &writer) }
+        )
+    }
+
+    /// Subscribes only once the body is written, so that a response never sent holds no subscription.
+    private func stream(to writer: inout any ResponseBodyWriter) async throws {
         // Only the newest events matter to a slow page: each carries the whole list.
         let (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(4))
         let subscription = store.subscribe(\.projects) { continuation.yield(.projects($0)) }
@@ -34,26 +43,19 @@ struct EventStream: Sendable {
                 continuation.yield(.heartbeat)
             }
         }
-        continuation.onTermination = { _ in
+        defer {
             subscription.cancel()
             beating.cancel()
         }
-        return Response(
-            status: .ok,
-            headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
-            body: ResponseBody { writer in
-                defer { continuation.finish() }
-                // A server shutting down ends the stream instead of waiting for the page to close.
-                try await withGracefulShutdownHandler {
-                    for await event in events {
-                        try await writer.write(ByteBuffer(string: Self.text(of: event)))
-                    }
-                } onGracefulShutdown: {
-                    continuation.finish()
-                }
-                try await writer.finish(nil)
+        // A server shutting down ends the stream instead of waiting for the page to close.
+        try await withGracefulShutdownHandler {
+            for await event in events {
+                try await writer.write(ByteBuffer(string: Self.text(of: event)))
             }
-        )
+        } onGracefulShutdown: {
+            continuation.finish()
+        }
+        try await writer.finish(nil)
     }
 
     private static func text(of event: Event) -> String {
