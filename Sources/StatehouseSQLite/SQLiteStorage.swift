@@ -19,7 +19,7 @@ public final class SQLiteStorage: StateStorage {
 
     /// Opens (or creates) the database at `path`.
     ///
-    /// - Throws: ``StorageError`` if the file cannot be created or opened, or is not a database.
+    /// - Throws: `StorageError` if the file cannot be created or opened, or is not a database.
     public init(path: String) throws(StorageError) {
         self.path = path
         do {

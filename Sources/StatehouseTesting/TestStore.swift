@@ -45,6 +45,8 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     private let effects = EffectRunner<Action>()
 
     /// - Parameters:
+    ///   - initialState: The state before the first action.
+    ///   - reducer: The reducer under test, with the effects it returns.
     ///   - exhaustivity: ``Exhaustivity/on`` by default; see the type's documentation.
     public init(
         initialState: State,
@@ -114,7 +116,11 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     /// Waits for the next action an effect sent back, checks that it is `expected`, applies it, and checks the
     /// state like ``send(_:assert:sourceLocation:)``.
     ///
-    /// - Parameter timeout: How long to wait for an effect to send it.
+    /// - Parameters:
+    ///   - expected: The action an effect must have sent next.
+    ///   - timeout: How long to wait for an effect to send it.
+    ///   - assert: Changes a copy of the previous state into what the state must now be; `nil`: no change.
+    ///   - sourceLocation: Where a failure is reported; the caller's line by default.
     public func receive(
         _ expected: Action,
         timeout: Duration = .seconds(1),
