@@ -33,12 +33,14 @@ let package = Package(
         ),
         // Writes to a file-backed container until killed: the child process of the persistence crash test.
         .executableTarget(name: "StatehouseCrashWriter", dependencies: ["Statehouse"]),
-        .testTarget(name: "StatehouseTests", dependencies: ["Statehouse", "StatehouseCrashWriter"]),
+        // What the test targets share: a thread-safe recorder, polling with a deadline, finding helper executables.
+        .target(name: "StatehouseTestSupport", dependencies: ["Statehouse"], path: "Tests/StatehouseTestSupport"),
+        .testTarget(name: "StatehouseTests", dependencies: ["Statehouse", "StatehouseTestSupport", "StatehouseCrashWriter"]),
         .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting"]),
         .testTarget(name: "StatehouseLoggingTests", dependencies: ["StatehouseLogging"]),
         // Another process on the same database: the other side of the SQLite two-process tests.
         .executableTarget(name: "StatehouseSQLiteWorker", dependencies: ["StatehouseSQLite"]),
-        .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite", "StatehouseSQLiteWorker"]),
+        .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite", "StatehouseTestSupport", "StatehouseSQLiteWorker"]),
     ],
     swiftLanguageModes: [.v6]
 )

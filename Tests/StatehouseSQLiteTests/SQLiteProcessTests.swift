@@ -1,6 +1,7 @@
 import Foundation
 import Statehouse
 import StatehouseSQLite
+import StatehouseTestSupport
 import Testing
 
 /// Runs `StatehouseSQLiteWorker`, the helper executable built next to the test bundle.
@@ -10,11 +11,7 @@ struct Worker {
     private let output = Pipe()
 
     init(database: TemporaryDatabase, key: String, _ arguments: String...) throws {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while !directory.path.hasSuffix("/debug") && !directory.path.hasSuffix("/release") && directory.path != "/" {
-            directory.deleteLastPathComponent()
-        }
-        process.executableURL = directory.appendingPathComponent("StatehouseSQLiteWorker")
+        process.executableURL = helperExecutable(named: "StatehouseSQLiteWorker")
         process.arguments = [database.path, key] + arguments
         process.standardInput = input
         process.standardOutput = output
@@ -55,14 +52,11 @@ struct SQLiteProcessTests {
         let database = TemporaryDatabase()
         let count = StateContainer(0, key: "watched", storage: try SQLiteStorage(path: database.path),
                                    externalChanges: .poll(every: .milliseconds(20)))
-        let seen = Seen()
+        let seen = Recorder<Int>()
         let token = count.observe { seen.append($0) }
         #expect(try Worker(database: database, key: "watched", "set", "77").finish())
-        let deadline = ContinuousClock.now + .seconds(5)
-        while seen.values.last != 77, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        #expect(seen.values == [77])
+        _ = await eventually { seen.elements.last == 77 }
+        #expect(seen.elements == [77])
         #expect(count.value == 77)
         token.cancel()
     }
@@ -136,26 +130,19 @@ struct SQLiteTransactionalUpdateTests {
     }
 }
 
-/// Values a listener saw, from any thread (kept in a container: a bare `Mutex` is opaque to ThreadSanitizer).
-final class Seen: Sendable {
-    private let storage = StateContainer<[Int]>([], key: "seen.\(UUID().uuidString)")
-    var values: [Int] { storage.value }
-    func append(_ value: Int) { storage.update { $0.append(value) } }
-}
-
 @Suite("Database change monitor", .serialized)
 struct DatabaseChangeMonitorTests {
     @Test func commitsByAnotherProcessAndThisOneAreReportedAndQuietIsNot() async throws {
         let database = TemporaryDatabase()
         let storage = try SQLiteStorage(path: database.path)
-        let calls = Seen()
+        let calls = Recorder<Int>()
         let monitor = try DatabaseChangeMonitor(path: database.path, every: .milliseconds(10)) { calls.append(1) }
         try await Task.sleep(for: .milliseconds(100))
-        #expect(calls.values.isEmpty)  // nothing committed yet
+        #expect(calls.elements.isEmpty)  // nothing committed yet
         #expect(try Worker(database: database, key: "k", "set", "1").finish())
-        #expect(await eventually { calls.values.count == 1 })
+        #expect(await eventually { calls.elements.count == 1 })
         try storage.save(Data("2".utf8), key: "k")  // this process, another connection than the monitor's
-        #expect(await eventually { calls.values.count == 2 })
+        #expect(await eventually { calls.elements.count == 2 })
         _ = monitor
     }
 
@@ -168,22 +155,13 @@ struct DatabaseChangeMonitorTests {
     @Test func releasingTheMonitorStopsIt() async throws {
         let database = TemporaryDatabase()
         let storage = try SQLiteStorage(path: database.path)
-        let calls = Seen()
+        let calls = Recorder<Int>()
         do {
             _ = try DatabaseChangeMonitor(path: database.path, every: .milliseconds(10)) { calls.append(1) }
         }
         try storage.save(Data("1".utf8), key: "k")
         try await Task.sleep(for: .milliseconds(100))
-        #expect(calls.values.isEmpty)
+        #expect(calls.elements.isEmpty)
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        if ContinuousClock.now >= deadline { return false }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return true
-}

@@ -1,6 +1,7 @@
 import Foundation
 import Statehouse
 import StatehouseSQLite
+import StatehouseTestSupport
 import Testing
 
 struct Settings: Codable, Equatable, Sendable {
@@ -70,17 +71,11 @@ struct SQLiteExternalChangeTests {
                                       externalChanges: .poll(every: .milliseconds(20)))
         let other = try SQLiteStorage(path: database.path)  // its own connections, like another process
         try other.save(try JSONEncoder().encode(Settings(theme: "dark")), key: "sqlite.external")
-        let deadline = ContinuousClock.now + .seconds(2)
-        while settings.value.theme != "dark", ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        _ = await eventually(timeout: .seconds(2)) { settings.value.theme == "dark" }
         #expect(settings.value == Settings(theme: "dark"))
         try other.remove(key: "sqlite.external")
         try other.save(try JSONEncoder().encode(Settings(theme: "light")), key: "sqlite.external")
-        let secondDeadline = ContinuousClock.now + .seconds(2)
-        while settings.value.theme != "light", ContinuousClock.now < secondDeadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        _ = await eventually(timeout: .seconds(2)) { settings.value.theme == "light" }
         #expect(settings.value == Settings(theme: "light"))
     }
 }

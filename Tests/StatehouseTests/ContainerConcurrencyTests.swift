@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Statehouse
+import StatehouseTestSupport
 
 /// Many threads, many iterations. Serialized: these tests block threads, which would starve Swift Testing's
 /// cooperative pool on a two-core machine if they ran side by side.

@@ -1,5 +1,6 @@
 import Testing
 @testable import Statehouse
+import StatehouseTestSupport
 
 @Suite("One key, one live container")
 struct KeyRegistryTests {

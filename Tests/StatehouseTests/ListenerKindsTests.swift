@@ -4,6 +4,7 @@ import Observation
 import Synchronization
 import Testing
 @testable import Statehouse
+import StatehouseTestSupport
 
 @Suite("Named listeners, attached listeners, async values, Observation, @Listenable")
 struct ListenerKindsTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Statehouse
+import StatehouseTestSupport
 
 @Suite("StateContainer basics")
 struct StateContainerTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Statehouse
+import StatehouseTestSupport
 
 enum SearchAction: Equatable, Sendable {
     case search(String)

@@ -2,6 +2,7 @@ import Foundation
 import Observation
 import Testing
 @testable import Statehouse
+import StatehouseTestSupport
 
 @Suite("Store: actions, subscriptions, middleware")
 struct StoreTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Statehouse
+import StatehouseTestSupport
 
 struct Settings: Codable, Equatable, Sendable {
     var theme = "blue"
@@ -130,13 +131,7 @@ struct PersistedContainerTests {
 @Suite("Persistence survives being killed", .serialized)
 struct CrashTests {
     /// The helper executable, built next to the test bundle.
-    static var writer: URL {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while !directory.path.hasSuffix("/debug") && !directory.path.hasSuffix("/release") && directory.path != "/" {
-            directory.deleteLastPathComponent()
-        }
-        return directory.appendingPathComponent("StatehouseCrashWriter")
-    }
+    static var writer: URL { helperExecutable(named: "StatehouseCrashWriter") }
 
     @Test func aProcessKilledAtAnyInstantLeavesADecodableValue() throws {
         let directory = TemporaryDirectory()

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Statehouse
+import StatehouseTestSupport
 
 /// A stand-in for a screen: it records what is visible, like a test would read a real view hierarchy.
 final class FakeJobsScreen: LoadingStatefulView, @unchecked Sendable {  // test-only: used from the test's thread

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Statehouse
+import StatehouseTestSupport
 
 /// A downloader the test drives: each download yields what the test sends.
 final class ScriptedDownloader: Downloader {
