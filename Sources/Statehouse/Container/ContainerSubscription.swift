@@ -1,7 +1,6 @@
 /// A listener's registration with a ``StateContainer``: where it sits in the container's table.
 // @unchecked restates Subscription's conformance: this subclass adds only `let` and `weak let` properties.
-@usableFromInline
-class ContainerSubscription<Value: Sendable>: Subscription, @unchecked Sendable {
+@usableFromInline class ContainerSubscription<Value: Sendable>: Subscription, @unchecked Sendable {
     /// 32 bits, so that the object fits a 48-byte allocation with the fields it inherits.
     @usableFromInline let slot: Int32
     @usableFromInline weak let container: StateContainer<Value>?

@@ -10,8 +10,7 @@ import Synchronization
 /// holds before any annotation inside the closure could run. Without ThreadSanitizer the annotations are a
 /// predictable branch.
 // @unchecked because of the cell pointer: its memory is owned by this value and only accessed with `mutex` held.
-@usableFromInline
-package struct Locked<State: ~Copyable>: ~Copyable, @unchecked Sendable {
+@usableFromInline package struct Locked<State: ~Copyable>: ~Copyable, @unchecked Sendable {
     @usableFromInline let mutex = Mutex<Void>(())
     @usableFromInline let cell: UnsafeMutablePointer<State>
 

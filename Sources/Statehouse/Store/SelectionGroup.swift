@@ -44,8 +44,7 @@ struct SelectionKey: Hashable, Sendable {
 
 /// The last value a group selected. A class, so that the group's `refresh` closure can update it.
 // @unchecked: `value` is only read and written with the store's lock held (in `refresh`, and when a group is made).
-@usableFromInline
-final class LastSelection<Value>: @unchecked Sendable {
+@usableFromInline final class LastSelection<Value>: @unchecked Sendable {
     @usableFromInline var value: Value
 
     @inlinable

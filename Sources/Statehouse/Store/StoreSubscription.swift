@@ -3,8 +3,7 @@
 /// Subscribing is queued behind the work the store is doing, so the place is known only once the store gets to it.
 // @unchecked: restates Subscription's conformance; `group` and `slot` are only read and written with the store's
 // state lock held (`location`, `setLocation(group:slot:)`).
-@usableFromInline
-class StoreSubscriptionBase: Subscription, @unchecked Sendable {
+@usableFromInline class StoreSubscriptionBase: Subscription, @unchecked Sendable {
     @usableFromInline var group: Int32 = -1
     @usableFromInline var slot: Int32 = -1
 

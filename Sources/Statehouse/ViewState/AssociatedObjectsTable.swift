@@ -16,9 +16,9 @@ public final class AssociatedObjectsTable: Sendable {
     /// The table every ``AssociatedObjects`` object uses.
     public static let shared = AssociatedObjectsTable()
 
+    // @unchecked: values are only handed back to the code that stored them, under the table's lock or after it;
+    // the table never reads or calls them. Associated values are the caller's to make thread-safe.
     enum Stored: @unchecked Sendable {
-        // @unchecked: values are only handed back to the code that stored them, under the table's lock or after it;
-        // the table never reads or calls them. Associated values are the caller's to make thread-safe.
         case strong(Any)
         case weak(WeakBox)
 
@@ -62,8 +62,8 @@ public final class AssociatedObjectsTable: Sendable {
 }
 
 /// The table's logic, without the locking.
+// @unchecked: owned by `AssociatedObjectsTable`'s lock; see `Stored`.
 struct Entries: @unchecked Sendable {
-    // @unchecked: owned by `AssociatedObjectsTable`'s lock; see `Stored`.
     // @unchecked: see `Entries`; the owner is only compared and checked for `nil`.
     struct Entry: @unchecked Sendable {
         weak var owner: AnyObject?

@@ -15,9 +15,9 @@ struct List: AsyncParsableCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let payload = projects.map { ProjectPayload($0, includingStart: false) }
-            print(String(decoding: try encoder.encode(payload), as: UTF8.self))
+            StandardOutput.write(String(decoding: try encoder.encode(payload), as: UTF8.self) + "\n")
         } else {
-            print(ProjectTable(projects).text, terminator: "")
+            StandardOutput.write(ProjectTable(projects).text)
         }
     }
 }

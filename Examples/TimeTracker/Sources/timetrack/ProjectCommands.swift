@@ -12,7 +12,7 @@ protocol ProjectCommand: AsyncParsableCommand {
 
 extension ProjectCommand {
     func run() async throws {
-        print(try await perform(on: try database.openTracker()))
+        StandardOutput.write(try await perform(on: try database.openTracker()) + "\n")
     }
 }
 

@@ -22,8 +22,7 @@ struct Serve: AsyncParsableCommand {
         let tracker = try database.openTracker()
         let host = host
         let application = WebApplication.make(tracker: tracker, host: host, port: port) { port in
-            let line = "timetrack is serving http://\(host):\(port)/ (database: \(tracker.path))\n"
-            FileHandle.standardOutput.write(Data(line.utf8))
+            StandardOutput.write("timetrack is serving http://\(host):\(port)/ (database: \(tracker.path))\n")
         }
         try await application.runService()
     }

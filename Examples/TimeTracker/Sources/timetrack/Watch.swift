@@ -41,15 +41,10 @@ struct Watch: AsyncParsableCommand {
             if interactive {
                 // Home, clear the screen, draw: the ticking is display only, nothing is read or written.
                 let table = ProjectTable(projects, now: Date()).text
-                write("\u{1B}[H\u{1B}[2J" + "timetrack — \(tracker.path) — Ctrl-C to quit\n\n" + table)
+                StandardOutput.write("\u{1B}[H\u{1B}[2J" + "timetrack — \(tracker.path) — Ctrl-C to quit\n\n" + table)
             } else if case .changed = event {
-                write(ProjectTable(projects).text + "\n")
+                StandardOutput.write(ProjectTable(projects).text + "\n")
             }
         }
-    }
-
-    /// Unbuffered, so that a reader on a pipe sees each render at once.
-    private func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
     }
 }

@@ -15,8 +15,7 @@ import Synchronization
 /// and whatever it captured. Subclasses know their owner and override ``detach()`` to leave it.
 // @unchecked because subclasses are generic and non-final; all mutable state here is in atomics, and subclasses
 // only add `let` properties or weak references, which are safe to read from any thread.
-@usableFromInline
-class Subscription: @unchecked Sendable {
+@usableFromInline class Subscription: @unchecked Sendable {
     @usableFromInline let callingThread = Atomic<UInt>(0)
     @usableFromInline let cancelled = Atomic<Bool>(false)
 
