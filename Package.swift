@@ -33,9 +33,14 @@ let package = Package(
         ),
         // Writes to a file-backed container until killed: the child process of the persistence crash test.
         .executableTarget(name: "StatehouseCrashWriter", dependencies: ["Statehouse"]),
+        // Ends a process with writes pending, by exit() inside a reducer or by SIGTERM: the exit tests' child.
+        .executableTarget(name: "StatehouseExitWriter", dependencies: ["Statehouse"]),
         // What the test targets share: a thread-safe recorder, polling with a deadline, finding helper executables.
         .target(name: "StatehouseTestSupport", dependencies: ["Statehouse"], path: "Tests/StatehouseTestSupport"),
-        .testTarget(name: "StatehouseTests", dependencies: ["Statehouse", "StatehouseTestSupport", "StatehouseCrashWriter"]),
+        .testTarget(
+            name: "StatehouseTests",
+            dependencies: ["Statehouse", "StatehouseTestSupport", "StatehouseCrashWriter", "StatehouseExitWriter"]
+        ),
         .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting"]),
         .testTarget(name: "StatehouseLoggingTests", dependencies: ["StatehouseLogging"]),
         // Another process on the same database: the other side of the SQLite two-process tests.

@@ -33,7 +33,8 @@ public final class SQLiteStorage: StateStorage {
     }
 
     public func load(key: String) throws -> Data? {
-        try database.read { db in
+        let key = Self.row(for: key)
+        return try database.read { db in
             try Data.fetchOne(db, sql: "SELECT value FROM statehouse_state WHERE key = ?", arguments: [key])
         }
     }
@@ -43,7 +44,8 @@ public final class SQLiteStorage: StateStorage {
     }
 
     public func remove(key: String) throws {
-        try database.write { db in
+        let key = Self.row(for: key)
+        return try database.write { db in
             try db.execute(sql: "DELETE FROM statehouse_state WHERE key = ?", arguments: [key])
         }
     }
@@ -75,12 +77,14 @@ public final class SQLiteStorage: StateStorage {
 extension SQLiteStorage: TransactionalStorage {
     /// The key's revision, new at every save (absent once the key is removed).
     public func fingerprint(key: String) throws -> StorageFingerprint {
-        try database.read { db in try Self.fingerprint(of: key, in: db) }
+        let key = Self.row(for: key)
+        return try database.read { db in try Self.fingerprint(of: key, in: db) }
     }
 
     /// Exact: the revision is read in the transaction that saves.
     public func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
-        try database.write { db in
+        let key = Self.row(for: key)
+        return try database.write { db in
             try Self.store(data, under: key, in: db)
             return try Self.fingerprint(of: key, in: db)
         }
@@ -90,7 +94,8 @@ extension SQLiteStorage: TransactionalStorage {
     /// process or another, writes between the read and the write. (A deferred one would read first and could then
     /// fail to upgrade when another process wrote meanwhile.)
     public func transact(key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint {
-        try database.writeWithoutTransaction { db in
+        let key = Self.row(for: key)
+        return try database.writeWithoutTransaction { db in
             var fingerprint = StorageFingerprint.absent
             try db.inTransaction(.immediate) {
                 let current = try Data.fetchOne(
@@ -106,6 +111,12 @@ extension SQLiteStorage: TransactionalStorage {
             }
             return fingerprint
         }
+    }
+
+    /// The row of `key`: its canonical composition (NFC), so that keys Swift calls equal (`"café"` precomposed or
+    /// decomposed) share a row; SQLite compares text byte by byte.
+    private static func row(for key: String) -> String {
+        key.precomposedStringWithCanonicalMapping
     }
 
     private static func store(_ data: Data, under key: String, in db: Database) throws {

@@ -224,7 +224,10 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
             let effect = reducer(&progress.state, action)
             return (before, progress.state, progress.exhaustivity, effect)
         }
-        effects.start(effect, send: Send { [weak self] in self?.enqueueReceived($0) })
+        effects.start(effect, send: Send { [weak self] action, origin in
+            self?.enqueueReceived(action)
+            origin?.endWork()
+        })
         guard checking, exhaustivity == .on || assert != nil else { return }
         var expected = exhaustivity == .on ? before : after
         do {

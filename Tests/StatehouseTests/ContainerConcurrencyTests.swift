@@ -20,7 +20,7 @@ struct ContainerConcurrencyTests {
         #expect(count.value == Self.threads * Self.increments)
     }
 
-    @Test func updatesLoseNothingWhileListenersRunAndModify() {
+    @Test func updatesLoseNothingWhileListenersRunAndModify() async {
         // Listeners of every kind run during the updates: one mirrors the value into another container, one adds
         // to this container from inside its own call at every thousandth value.
         let count = StateContainer(0, key: "concurrency.updateWithListeners")
@@ -41,9 +41,9 @@ struct ContainerConcurrencyTests {
         onThreads(Self.threads) { _ in
             for _ in 0..<Self.increments { count.update { $0 += 1 } }
         }
-        queue.sync {}
+        // Changes that queue up are coalesced, and a background thread may still be delivering the last ones.
+        #expect(await eventually { mirror.value == count.value })
         let expected = Self.threads * Self.increments + reentrantAdds.load(ordering: .relaxed)
-        #expect(reentrantAdds.load(ordering: .relaxed) >= Self.threads * Self.increments / 1_000)
         #expect(count.value == expected)
         #expect(mirror.value == expected)
         withExtendedLifetime(tokens) {}
@@ -76,8 +76,10 @@ struct ContainerConcurrencyTests {
         let total = 40_000
         for recorder in recorders {
             #expect(await eventually { recorder.elements.last == total })
-            // update increments, so change k carries the value k: in order, no duplicates, none missing.
-            #expect(recorder.elements == Array(1...total))
+            // update increments, so change k carries the value k: in order and without duplicates means strictly
+            // increasing. Values may be skipped: changes that queue up behind one another are coalesced.
+            let elements = recorder.elements
+            #expect(zip(elements, elements.dropFirst()).allSatisfy { $0 < $1 })
         }
         withExtendedLifetime(tokens) {}
     }
@@ -100,9 +102,10 @@ struct ContainerConcurrencyTests {
         withExtendedLifetime(tokens) {}
     }
 
-    @Test func reentrantChangesFromManyThreadsStayOrderedPerListener() {
+    @Test func reentrantChangesFromManyThreadsStayOrderedPerListener() async {
         // Four threads add 1 at a time, and the listener adds 1 from inside its call at every multiple of 3. Every
-        // change adds 1, so change k carries the value k: the listener must see exactly 1, 2, … up to the end.
+        // change adds 1, so change k carries the value k: the listener must see strictly increasing values (changes
+        // that queue up are coalesced, so some may be skipped), ending with the last.
         let count = StateContainer(0, key: "concurrency.reentrantThreads")
         let seen = Recorder<Int>()
         let token = count.observe { value in
@@ -112,8 +115,10 @@ struct ContainerConcurrencyTests {
         onThreads(4) { _ in
             for _ in 0..<2_500 { count.update { $0 += 1 } }
         }
-        #expect(count.value > 10_000)
-        #expect(seen.elements == Array(1...count.value))
+        #expect(count.value >= 10_000)
+        #expect(await eventually { seen.elements.last == count.value })
+        let elements = seen.elements
+        #expect(zip(elements, elements.dropFirst()).allSatisfy { $0 < $1 })
         token.cancel()
     }
 

@@ -3,10 +3,12 @@
 /// This is the container's logic without the locking: each mutating method returns what the caller must do once it
 /// has released the lock, usually a ``DeliveryRound`` to hand to the listeners.
 ///
-/// Deliveries are serialized: one thread at a time delivers (the *deliverer*), taking rounds from `pending` in
-/// order until none are left. A thread that changes the value while another thread — or a listener on this very
-/// thread — is delivering only queues its change. This is what keeps every listener's calls in order, free of
-/// re-entrant duplicates, and ending with the last value.
+/// Deliveries are serialized by a ``DeliverySchedule``: one thread at a time delivers, and a change made meanwhile
+/// is queued (coalesced with the change queued before it). This is what keeps every listener's calls in order, free
+/// of re-entrant duplicates, and ending with the last value.
+///
+/// ``changeCount`` counts every change, under the same lock as the change: persistence compares it with the count it
+/// last saved to know whether a local change is pending, and so never decides that from a flag set later.
 @usableFromInline
 struct ContainerState<Value: Sendable>: Sendable {
     @usableFromInline typealias Listener = @Sendable (Value) -> Void
@@ -14,8 +16,9 @@ struct ContainerState<Value: Sendable>: Sendable {
 
     @usableFromInline private(set) var value: Value
     @usableFromInline private(set) var observers = Observers()
-    @usableFromInline var pending = FIFOQueue<DeliveryRound<Value>>()
-    @usableFromInline var isDelivering = false
+    @usableFromInline var schedule = DeliverySchedule<Value>()
+    /// How many changes the value has had: local ones and those taken from storage.
+    @usableFromInline private(set) var changeCount: UInt64 = 0
 
     /// Named listeners (``StateContainer/bind(name:_:)``): binding a name again replaces its listener.
     private var named: [String: ContainerSubscription<Value>] = [:]
@@ -59,8 +62,9 @@ struct ContainerState<Value: Sendable>: Sendable {
     /// Records a change of the value: `replace`, `update`, or an in-place change of a reference type.
     @inlinable
     mutating func changed() -> DeliveryRound<Value>? {
+        changeCount &+= 1
         if observers.isEmpty { return nil }
-        return startOrQueue(DeliveryRound(value: value, kind: .change(observers.entries)))
+        return schedule.startOrQueue(DeliveryRound(value: value, kind: .change(observers.entries)))
     }
 
     // MARK: Listeners
@@ -75,7 +79,7 @@ struct ContainerState<Value: Sendable>: Sendable {
     ) -> DeliveryRound<Value>? {
         let entry = Observers.Entry(subscription: subscription, body: body)
         observers.insert(entry, at: Int(subscription.slot))
-        return initial ? startOrQueue(DeliveryRound(value: value, kind: .initial(entry))) : nil
+        return initial ? schedule.startOrQueue(DeliveryRound(value: value, kind: .initial(entry))) : nil
     }
 
     @inlinable
@@ -123,28 +127,5 @@ struct ContainerState<Value: Sendable>: Sendable {
         named = [:]
         listeners = [:]
         return observers.removeAll()
-    }
-
-    // MARK: Delivery
-
-    /// The next round for the deliverer, or `nil` when it is done and may leave.
-    @inlinable
-    mutating func nextRound() -> DeliveryRound<Value>? {
-        guard let next = pending.popFirst() else {
-            isDelivering = false
-            return nil
-        }
-        return next
-    }
-
-    /// Hands `round` to the caller if nobody is delivering, or queues it for the deliverer.
-    @inlinable
-    mutating func startOrQueue(_ round: DeliveryRound<Value>) -> DeliveryRound<Value>? {
-        if isDelivering {
-            pending.append(round)
-            return nil
-        }
-        isDelivering = true
-        return round
     }
 }

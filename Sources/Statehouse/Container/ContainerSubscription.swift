@@ -6,10 +6,11 @@
     @usableFromInline weak let container: StateContainer<Value>?
 
     @inlinable
-    init(slot: Int, container: StateContainer<Value>) {
+    init(slot: Int, container: StateContainer<Value>, queued: Bool = false) {
         precondition(slot < Int32.max, "more than 2³¹ listeners on one container")
         self.slot = Int32(truncatingIfNeeded: slot)
         self.container = container
+        super.init(queued: queued)
     }
 
     override func detach() {

@@ -36,7 +36,7 @@ final class ListenerSubscription<Value: Sendable>: ContainerSubscription<Value>,
     init(slot: Int, container: StateContainer<Value>, listener: any StateListener) {
         self.listenerID = ObjectIdentifier(listener)
         self.listener = WeakListener(listener)
-        super.init(slot: slot, container: container)
+        super.init(slot: slot, container: container, queued: true)
     }
 
     var isListenerAlive: Bool { listener.object != nil }

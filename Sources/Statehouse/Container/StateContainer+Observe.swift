@@ -36,9 +36,10 @@ extension StateContainer {
         _ listener: @escaping @Sendable (Value) -> Void
     ) -> ContainerSubscription<Value> {
         guard let queue = delivery.serialQueue(label: key) else {
-            return register(initial: initial, make: ContainerSubscription.init) { _ in listener }
+            return register(initial: initial, make: { ContainerSubscription(slot: $0, container: $1) }) { _ in listener }
         }
-        return register(initial: initial, make: ContainerSubscription.init) { subscription in
+        return register(initial: initial, make: { ContainerSubscription(slot: $0, container: $1, queued: true) }) {
+            subscription in
             { value in
                 queue.async { subscription.invoke(on: currentThreadIdentity()) { listener(value) } }
             }

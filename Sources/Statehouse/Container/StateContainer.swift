@@ -1,3 +1,4 @@
+import Dispatch
 import Observation
 import Synchronization
 
@@ -33,6 +34,9 @@ public final class StateContainer<Value: Sendable>: Sendable {
     @usableFromInline let removeListener: @Sendable (StateContainer<Value>, ContainerSubscription<Value>) -> Void
     /// For a persisted container: what writes its value to its storage.
     @usableFromInline let persistence: StatePersistence<Value>?
+    /// The thread running an ``update(_:)`` body, 0 when none: a thread that finds the lock taken checks it, to
+    /// stop a body that uses its own container with a message instead of a deadlock.
+    @usableFromInline let updatingThread = Atomic<UInt>(0)
 
     /// Creates a container holding `initialValue`, identified by `key`.
     ///
@@ -57,9 +61,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     }
 
     deinit {
-        if let persistence {
-            persistence.flush(finalValue: state.withLock { $0.value })
-        }
+        persistence?.ownerDidEnd()
         let subscriptions = state.withLock { $0.removeAll() }
         for subscription in subscriptions {
             subscription.ownerDidEnd()
@@ -71,15 +73,13 @@ public final class StateContainer<Value: Sendable>: Sendable {
     @inlinable
     public var value: Value {
         registrar.accessed()
-        return state.withLock { $0.value }
+        return locked { $0.value }
     }
 
     /// Replaces the value, then notifies the listeners.
     @inlinable
     public func modify(_ newValue: Value) {
-        let round = registrar.changing { state.withLock { $0.replace(with: newValue) } }
-        persistence?.changed()
-        if let round { deliver(round) }
+        if let round = change({ $0.replace(with: newValue) }) { deliver(round) }
     }
 
     /// Changes the value in place under the container's lock, then notifies the listeners.
@@ -92,8 +92,11 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// let newCount = count.update { $0 += 1; return $0 }
     /// ```
     ///
-    /// `body` runs while the container is locked: it must not use this container (it would deadlock) and should be
-    /// quick. If `body` throws, whatever it changed before throwing is kept and delivered, and the error is rethrown.
+    /// `body` runs while the container is locked, so it must be quick and must not use a container or a store:
+    /// this container's lock is not reentrant (using it from `body` stops the process), and reading another
+    /// container that is running an `update` reading this one is a deadlock. Read what `body` needs before calling
+    /// `update`. If `body` throws, whatever it changed before throwing is kept and delivered, and the error is
+    /// rethrown.
     ///
     /// - Parameter body: Changes the value it is given in place.
     /// - Returns: What `body` returns.
@@ -106,8 +109,11 @@ public final class StateContainer<Value: Sendable>: Sendable {
         if let persistence, persistence.updatesInTransactions, let done = updateInTransaction(body, persistence) {
             (result, round) = done
         } else {
-            (result, round) = registrar.changing { state.withLock { $0.update(body) } }
-            persistence?.changed()
+            (result, round) = change { state in
+                updatingThread.store(currentThreadIdentity(), ordering: .relaxed)
+                defer { updatingThread.store(0, ordering: .relaxed) }
+                return state.update(body)
+            }
         }
         if let round { deliver(round) }
         return try result.get()
@@ -119,19 +125,74 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// see such changes. Value types should be changed with ``update(_:)`` instead.
     @inlinable
     public func didModify() {
-        let round = registrar.changing { state.withLock { $0.changed() } }
-        persistence?.changed()
+        if let round = change({ $0.changed() }) { deliver(round) }
+    }
+
+    /// Makes a change under the lock, between the Observation reports, and tells persistence what it produced.
+    @inlinable
+    func change<Result: Sendable>(_ body: (inout ContainerState<Value>) -> Result) -> Result {
+        guard let persistence else {
+            return registrar.changing { locked { body(&$0) } }
+        }
+        let (result, snapshot) = registrar.changing {
+            locked { state in
+                let result = body(&state)
+                return (result, StatePersistence.Snapshot(value: state.value, count: state.changeCount))
+            }
+        }
+        persistence.changed(snapshot.value, count: snapshot.count)
+        return result
+    }
+
+    /// Runs `body` under the lock, after making sure that this thread is not inside an `update` body of this
+    /// container, which holds the lock already.
+    @inlinable
+    func locked<Result: Sendable>(_ body: (inout ContainerState<Value>) -> Result) -> Result {
+        state.withLock(whenContended: { refuseUseInsideOwnUpdate() }) { body(&$0) }
+    }
+
+    @usableFromInline
+    func refuseUseInsideOwnUpdate() {
+        guard updatingThread.load(ordering: .relaxed) == currentThreadIdentity() else { return }
+        preconditionFailure(
+            "Statehouse: the update body of the container \(String(reflecting: key)) used that same container. "
+                + "The body runs with the container locked: change the value through the body's inout argument, "
+                + "and read anything else it needs before calling update."
+        )
+    }
+
+    /// Replaces the value with `newValue` if `shouldReplace`, called with the current value under the lock, says so;
+    /// then notifies the listeners. Nothing is written to storage.
+    func modify(_ newValue: Value, if shouldReplace: (Value) -> Bool) {
+        let round = registrar.changing {
+            state.withLock { state in shouldReplace(state.value) ? state.replace(with: newValue) : nil }
+        }
         if let round { deliver(round) }
     }
 
-    /// Delivers `round`, then every round queued meanwhile, until none is left.
+    /// Delivers `round`, then the rounds queued meanwhile, until none is left or this caller has done its share of
+    /// other threads' rounds (see ``DeliverySchedule``).
     @inlinable
     func deliver(_ round: DeliveryRound<Value>) {
         let thread = currentThreadIdentity()
-        var next: DeliveryRound<Value>? = round
-        while let round = next {
+        var round = round
+        while true {
             round.deliver(on: thread)
-            next = state.withLock { $0.nextRound() }
+            switch state.withLock({ $0.schedule.next() }) {
+            case .deliver(let next): round = next
+            case .finished: return
+            case .handOff: return handOffDelivery()
+            }
+        }
+    }
+
+    /// Lets a background thread deliver the rounds this caller leaves.
+    @usableFromInline
+    func handOffDelivery() {
+        DispatchQueue.global().async { [self] in
+            if case .deliver(let round) = state.withLock({ $0.schedule.resume(on: currentThreadIdentity()) }) {
+                deliver(round)
+            }
         }
     }
 

@@ -42,4 +42,25 @@ import Synchronization
         }
         return try body(&cell.pointee)
     }
+
+    /// Runs `body` with exclusive access to the state; calls `whenContended` first if the lock is held, by another
+    /// thread or by this one: a cheap place to recognize misuse, since an uncontended try-lock costs what a lock
+    /// does.
+    @inlinable @inline(__always)
+    package borrowing func withLock<Result: ~Copyable, Failure: Error>(
+        whenContended: () -> Void,
+        _ body: (inout sending State) throws(Failure) -> sending Result
+    ) throws(Failure) -> sending Result {
+        let cell = self.cell
+        if !mutex._unsafeTryLock() {
+            whenContended()
+            mutex._unsafeLock()
+        }
+        ThreadSanitizer.acquire(cell)
+        defer {
+            ThreadSanitizer.release(cell)
+            mutex._unsafeUnlock()
+        }
+        return try body(&cell.pointee)
+    }
 }

@@ -13,9 +13,19 @@ import Darwin
 /// disk (`fsync`), renamed over the key's file (atomic on POSIX file systems), and the directory is flushed too.
 /// A process killed at any instant leaves the old data or the new, never a mix.
 ///
-/// Keys are encoded into file names: letters, digits, `-` and `_` stay, every other byte of the key's UTF-8 becomes
-/// `%XX`, so `../../etc/passwd` is the file `%2E%2E%2F%2E%2E%2Fetc%2Fpasswd.state` inside the directory. An empty key
-/// is `%.state`. A key whose encoding would exceed 200 bytes is cut, followed by a 64-bit FNV-1a hash of the whole key.
+/// Keys are encoded into file names, so that keys Swift calls equal share a file and keys it calls different never
+/// do, whatever the file system folds:
+///
+/// - The key is first put in Unicode canonical composition (NFC): `"café"` typed precomposed or decomposed is one
+///   `String` to Swift, and one file here.
+/// - Lowercase ASCII letters, digits, `-` and `_` stay; every other byte of the key's UTF-8 becomes `%XX`, uppercase
+///   letters included, so that `Theme` and `theme` stay two files on a case-insensitive volume (macOS's default)
+///   and `../../etc/passwd` is the file `%2E%2E%2F%2E%2E%2Fetc%2Fpasswd.state` inside the directory.
+/// - An empty key is `%.state`. A key whose encoding would exceed 200 bytes is cut, followed by a 64-bit FNV-1a hash
+///   of the whole (normalized) key.
+///
+/// Files written under the first encoding (letters of both cases kept, no normalization) are still read, and are
+/// replaced by the current name at the next save.
 public struct FileStorage: StateStorage {
     /// The directory holding the files.
     public let directory: URL
@@ -26,14 +36,8 @@ public struct FileStorage: StateStorage {
     }
 
     public func load(key: String) throws -> Data? {
-        let url = fileURL(for: key)
-        do {
-            return try Data(contentsOf: url)
-        } catch CocoaError.fileReadNoSuchFile, CocoaError.fileNoSuchFile {
-            return nil
-        } catch let error as NSError where error.domain == NSPOSIXErrorDomain && error.code == Int(ENOENT) {
-            return nil
-        }
+        if let data = try read(fileURL(for: key)) { return data }
+        return try legacyFileURL(for: key).flatMap(read)
     }
 
     public func save(_ data: Data, key: String) throws {
@@ -41,10 +45,16 @@ public struct FileStorage: StateStorage {
     }
 
     public func remove(key: String) throws {
-        guard unlink(fileURL(for: key).path) == 0 || errno == ENOENT else {
-            throw posixError("remove the file of \(String(reflecting: key))")
+        var removed = false
+        for url in [fileURL(for: key), legacyFileURL(for: key)].compactMap(\.self) {
+            if unlink(url.path) == 0 {
+                removed = true
+            } else if errno != ENOENT {
+                throw posixError("remove the file of \(String(reflecting: key))")
+            }
         }
-        try syncDirectory()
+        // Nothing to make durable when nothing was there (the directory may not even exist yet).
+        if removed { try syncDirectory() }
     }
 
     /// The file holding `key`'s data.
@@ -53,11 +63,31 @@ public struct FileStorage: StateStorage {
     }
 
     static func fileName(for key: String) -> String {
+        encodedName(of: key.precomposedStringWithCanonicalMapping, keeping: { $0 != .uppercase })
+    }
+
+    /// The file a key had under the first encoding, if it differs from the current one.
+    private func legacyFileURL(for key: String) -> URL? {
+        let legacy = Self.encodedName(of: key, keeping: { _ in true })
+        return legacy == Self.fileName(for: key) ? nil : directory.appendingPathComponent(legacy)
+    }
+
+    private enum LetterCase { case lowercase, uppercase, notALetter }
+
+    /// `key` as a file name: ASCII letters (of the cases `keeping` accepts), digits, `-` and `_` stay; every other
+    /// byte becomes `%XX`.
+    private static func encodedName(of key: String, keeping keepLetter: (LetterCase) -> Bool) -> String {
         var encoded = ""
         for byte in key.utf8 {
+            let letterCase: LetterCase = switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): .lowercase
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): .uppercase
+            default: .notALetter
+            }
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                encoded.append(Character(Unicode.Scalar(byte)))
+            case _ where letterCase != .notALetter && keepLetter(letterCase):
                 encoded.append(Character(Unicode.Scalar(byte)))
             default:
                 encoded += String(format: "%%%02X", byte)
@@ -68,6 +98,17 @@ public struct FileStorage: StateStorage {
             encoded = String(encoded.prefix(180)) + "~" + String(fnv1a(key), radix: 16)
         }
         return encoded + ".state"
+    }
+
+    /// The contents of `url`, or `nil` if there is no such file.
+    private func read(_ url: URL) throws -> Data? {
+        do {
+            return try Data(contentsOf: url)
+        } catch CocoaError.fileReadNoSuchFile, CocoaError.fileNoSuchFile {
+            return nil
+        } catch let error as NSError where error.domain == NSPOSIXErrorDomain && error.code == Int(ENOENT) {
+            return nil
+        }
     }
 
     private static func fnv1a(_ key: String) -> UInt64 {
@@ -151,6 +192,8 @@ extension FileStorage: ChangeDetectingStorage {
             throw error
         }
         try syncDirectory()
+        // The current name now holds the data: a file under the first encoding would only shadow a later removal.
+        if let legacy = legacyFileURL(for: key) { unlink(legacy.path) }
         return fingerprint
     }
 

@@ -55,21 +55,23 @@ extension StateContainer where Value: Codable {
     ) {
         let loaded = LoadedValue(key: key, storage: storage, default: defaultValue, decode: decode)
         let persistence = StatePersistence<Value>(
-            storage: storage, key: key, policy: writes, canWrite: loaded.canWrite, externalChanges: externalChanges,
-            decode: decode, encode: encode
+            storage: storage, key: key, initialValue: loaded.value, policy: writes, canWrite: loaded.canWrite,
+            externalChanges: externalChanges, decode: decode, encode: encode
         )
         self.init(loaded.value, key: key, persistence: persistence)
-        persistence.attach({ [weak self] in self?.state.withLock { $0.value } }, takeOutsideValue: { [weak self] value in
-            self?.takeOutsideValue(value)
-        })
+        persistence.attach(StatePersistence.Owner(
+            changeCount: { [weak self] in self?.state.withLock { $0.changeCount } },
+            takeStoredValue: { [weak self] value, count in self?.takeStoredValue(value, ifUnchangedSince: count) }
+        ))
         if let error = loaded.error { persistence.lastError.modify(error) }
     }
 }
 
 extension StateContainer {
     /// `update` on a ``TransactionalStorage``: starts from the stored value and stores the result in one transaction,
-    /// so that updates from other processes are never lost. `nil` if the transaction could not run: the caller then
-    /// updates in memory and leaves the write to be retried.
+    /// so that updates from other processes are never lost. A local change not yet written is newer than the stored
+    /// value: then the update starts from the value in memory. `nil` if the transaction could not run: the caller
+    /// then updates in memory and leaves the write to be retried.
     @usableFromInline
     func updateInTransaction<Result: Sendable, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result,
@@ -77,21 +79,30 @@ extension StateContainer {
     ) -> (Swift.Result<Result, Failure>, DeliveryRound<Value>?)? {
         var outcome: (Swift.Result<Result, Failure>, DeliveryRound<Value>?)?
         let applied = persistence.updateInTransaction { stored in
-            let (result, round, newValue) = registrar.changing {
+            let (result, round, snapshot) = registrar.changing {
                 state.withLock { state in
-                    let (result, round) = state.update(startingFrom: stored, body)
-                    return (result, round, state.value)
+                    let pending = persistence.hasPendingChange(ownerCount: state.changeCount)
+                    let (result, round) = state.update(startingFrom: pending ? nil : stored, body)
+                    return (result, round, StatePersistence.Snapshot(value: state.value, count: state.changeCount))
                 }
             }
             outcome = (result, round)
-            return newValue
+            return snapshot
         }
         return applied ? outcome : nil
     }
 
-    /// Shows a value another process stored: listeners are told, nothing is written back.
-    func takeOutsideValue(_ newValue: Value) {
-        let round = registrar.changing { state.withLock { $0.replace(with: newValue) } }
+    /// Shows a value another process stored, if this container has not changed since `count` (a local change made
+    /// meanwhile is newer, and wins): listeners are told, nothing is written back.
+    func takeStoredValue(_ newValue: Value, ifUnchangedSince count: UInt64) {
+        let taken = registrar.changing {
+            state.withLock { state -> (DeliveryRound<Value>?, UInt64)? in
+                guard state.changeCount == count else { return nil }
+                return (state.replace(with: newValue), state.changeCount)
+            }
+        }
+        guard let (round, newCount) = taken else { return }
+        persistence?.tookStoredValue(newValue, count: newCount)
         if let round { deliver(round) }
     }
 }

@@ -5,14 +5,36 @@ import Synchronization
 /// Writes a container's value (or a store's state) to its storage, as its ``WritePolicy`` says, and reports
 /// failures.
 ///
-/// A change only marks the owner dirty and, if no write is scheduled, schedules one: the writer encodes the value
-/// current *when it writes*, so a burst of changes costs one encoding and one write. A write that fails leaves the
-/// owner dirty: the next change, `flush()`, deallocation or exit tries again.
+/// The owner counts its changes under its own lock (``ContainerState/changeCount``) and reports each one here with
+/// the value it produced (``changed(_:count:)``); the newest report is the *snapshot*. `savedCount` is the count of
+/// the value the storage holds as far as this process knows (written by us, or read from it). That gives one rule
+/// for "a local change is pending": the owner's count is past `savedCount`. Decisions that must not miss a change
+/// (a transaction starting from the stored value, a value from outside replacing the owner's) take that rule
+/// under the owner's lock, together with the change they make.
 ///
-/// Outcomes are published through `lastError` only off the writer queue: its listeners run synchronously and may
-/// flush, which waits for the writer.
+/// The writer encodes the snapshot current *when it writes*, so a burst of changes costs one encoding and one
+/// write; it never takes the owner's lock, so a flush at exit works even while this thread is inside a reducer or
+/// an `update` body. A write that fails leaves the change pending: the next change, `flush()`, deallocation or exit
+/// tries again.
+///
+/// Outcomes are published through `lastError` off the writer queue (its listeners run synchronously and may flush,
+/// which waits for the writer), each with the number of the write it reports: an outcome older than the one already
+/// published is dropped, so a late failure never hides a later success.
 @usableFromInline
 final class StatePersistence<Value: Sendable>: Sendable {
+    /// The owner's newest value and its change count.
+    @usableFromInline
+    struct Snapshot: Sendable {
+        @usableFromInline let value: Value
+        @usableFromInline let count: UInt64
+
+        @inlinable
+        init(value: Value, count: UInt64) {
+            self.value = value
+            self.count = count
+        }
+    }
+
     let storage: any StateStorage
     /// `storage`, if it can tell its own writes from others'.
     private let changeDetecting: (any ChangeDetectingStorage)?
@@ -28,29 +50,44 @@ final class StatePersistence<Value: Sendable>: Sendable {
     private let encode: @Sendable (Value) throws -> Data?
     /// `false` when the stored data could not be read or kept aside: writing would destroy it.
     private let canWrite: Bool
-    private let currentValue = Locked<(@Sendable () -> Value?)?>(nil)
-    /// Following outside changes: how to decode stored data, how often to look, and the owner's way to take a value
-    /// that came from outside (without writing it back).
+    private let snapshot: Locked<Snapshot>
+    /// The change count of the value in storage, as far as this process knows.
+    private let savedCount = Atomic<UInt64>(0)
+    /// Following outside changes: how to decode stored data, how often to look, and the owner's hooks: its change
+    /// count now, and how it takes a value that came from outside (without writing it back).
     private let externalChanges: ExternalChanges
     private let decode: @Sendable (Data) throws -> Value
-    private let takeOutsideValue = Locked<(@Sendable (Value) -> Void)?>(nil)
+    private let owner = Locked<Owner?>(nil)
     /// The fingerprint of what this writer last read or wrote. Touched only on `writer`.
     private let knownFingerprint = Locked<StorageFingerprint?>(nil)
     private let poller = Locked<PollTimer?>(nil)
     /// Applies outside values in order, off `writer` (their listeners may flush).
     private let applier: DispatchQueue
-    private let dirty = Atomic<Bool>(false)
     private let scheduled = Atomic<Bool>(false)
+    /// Numbers writes (on `writer`) and the outcome last published, so that an older outcome is never published
+    /// after a newer one.
+    private let writeNumber = Atomic<UInt64>(0)
+    private let publishedWrite = Atomic<UInt64>(0)
     /// Serializes writes, so that an older value never lands after a newer one.
     private let writer: DispatchQueue
+
+    /// The owner's side of following outside changes.
+    struct Owner: Sendable {
+        /// The owner's change count now, read under its lock.
+        let changeCount: @Sendable () -> UInt64?
+        /// Takes a value from storage if the owner's count is still the given one; the owner then reports the
+        /// change with ``tookStoredValue(_:count:)``.
+        let takeStoredValue: @Sendable (Value, _ ifUnchangedSince: UInt64) -> Void
+    }
 
     init(
         storage: any StateStorage,
         key: String,
+        initialValue: Value,
         policy: WritePolicy,
         canWrite: Bool,
-        externalChanges: ExternalChanges = .ignore,
-        decode: @escaping @Sendable (Data) throws -> Value = { _ in throw CancellationError() },
+        externalChanges: ExternalChanges,
+        decode: @escaping @Sendable (Data) throws -> Value,
         encode: @escaping @Sendable (Value) throws -> Data?
     ) {
         self.storage = storage
@@ -63,20 +100,17 @@ final class StatePersistence<Value: Sendable>: Sendable {
         self.externalChanges = externalChanges
         self.decode = decode
         self.encode = encode
+        self.snapshot = Locked(Snapshot(value: initialValue, count: 0))
         self.lastError = StateContainer(nil, key: KeyRegistry.shared.uniqueKey(prefix: "\(key).storageError"))
         self.writer = DispatchQueue(label: "Statehouse.persistence.\(key)")
         self.applier = DispatchQueue(label: "Statehouse.persistence.\(key).outside")
     }
 
-    /// Tells the writer how to read the owner's value, and (to follow outside changes) how to give it a value that
-    /// came from outside; the owner calls it once it exists.
-    func attach(_ read: @escaping @Sendable () -> Value?, takeOutsideValue: (@Sendable (Value) -> Void)? = nil) {
-        currentValue.withLock { $0 = read }
+    /// Registers the owner, once it exists, for flushes at exit and, if asked, to follow outside changes.
+    func attach(_ owner: Owner) {
         PendingWrites.shared.register(self)
-        guard let takeOutsideValue, case .poll(let interval) = externalChanges, let storage = changeDetecting else {
-            return
-        }
-        self.takeOutsideValue.withLock { $0 = takeOutsideValue }
+        guard case .poll(let interval) = externalChanges, let storage = changeDetecting else { return }
+        self.owner.withLock { $0 = owner }
         writer.sync {
             let initial = try? storage.fingerprint(key: key)
             knownFingerprint.withLock { $0 = initial }
@@ -90,125 +124,160 @@ final class StatePersistence<Value: Sendable>: Sendable {
         timer.resume()
     }
 
-    /// Runs on `writer`: reloads the key if someone else changed it, unless local changes are waiting to be written
-    /// (they win, and will overwrite it).
+    /// Whether the owner, whose change count is `count`, has a change the storage does not have yet.
+    @usableFromInline
+    func hasPendingChange(ownerCount count: UInt64) -> Bool {
+        count != savedCount.load(ordering: .sequentiallyConsistent)
+    }
+
+    /// Runs on `writer`: reloads the key if someone else changed it. The owner takes the value only if it has not
+    /// changed since a moment when no local change was pending: a local change made at any point in between is
+    /// newer, wins, and will overwrite the stored value.
     private func checkForOutsideChange(in storage: any ChangeDetectingStorage) {
-        guard !dirty.load(ordering: .sequentiallyConsistent),
+        guard let owner = owner.withLock({ $0 }), let count = owner.changeCount(),
+            !hasPendingChange(ownerCount: count),
             let fingerprint = try? storage.fingerprint(key: key),
             fingerprint != knownFingerprint.withLock({ $0 })
         else { return }
         knownFingerprint.withLock { $0 = fingerprint }
-        guard let data = try? storage.load(key: key), let value = try? decode(data),
-            let take = takeOutsideValue.withLock({ $0 })
-        else { return }
-        applier.async { take(value) }
+        guard let data = try? storage.load(key: key), let value = try? decode(data) else { return }
+        applier.async { owner.takeStoredValue(value, count) }
     }
 
-    /// The owner's value changed.
+    /// The owner changed; `count` is its change count after the change, `value` the value it produced.
     @usableFromInline
-    func changed() {
-        dirty.store(true, ordering: .sequentiallyConsistent)
+    func changed(_ value: Value, count: UInt64) {
+        record(Snapshot(value: value, count: count))
         switch policy {
         case .writeThrough:
-            report(writer.sync { writeIfDirty(nil) })
+            report(writer.sync { writeIfPending() })
         case .coalesced(let window):
             guard !scheduled.exchange(true, ordering: .sequentiallyConsistent) else { return }
             let delay = window.components.seconds * 1_000_000_000 + window.components.attoseconds / 1_000_000_000
             writer.asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [weak self] in
                 guard let self else { return }
                 scheduled.store(false, ordering: .sequentiallyConsistent)
-                let outcome = writeIfDirty(nil)
+                let outcome = writeIfPending()
                 DispatchQueue.global().async { self.report(outcome) }
             }
         }
     }
 
-    /// Writes unsaved changes now; throws the failure.
-    func flush() throws(StorageError) {
-        let outcome = writer.sync { writeIfDirty(nil) }
-        report(outcome)
-        if case .failed(let error) = outcome { throw error }
+    /// The owner took `value`, read from storage, as its change number `count`: it is saved already.
+    func tookStoredValue(_ value: Value, count: UInt64) {
+        record(Snapshot(value: value, count: count))
+        markSaved(count)
     }
 
-    /// Writes `finalValue`, the value of an owner that is going away, if it has unsaved changes.
-    func flush(finalValue: Value) {
-        poller.withLock { $0 }?.source.cancel()
-        if case .failed(let error) = writer.sync(execute: { writeIfDirty(finalValue) }) {
-            StatehouseDiagnostics.report(.lostWrite(error))
+    /// Keeps `newer` unless a later change was recorded already (owners report after releasing their lock, so two
+    /// reports can arrive out of order).
+    private func record(_ newer: Snapshot) {
+        snapshot.withLock { current in
+            if newer.count > current.count { current = newer }
         }
+    }
+
+    private func markSaved(_ count: UInt64) {
+        var saved = savedCount.load(ordering: .sequentiallyConsistent)
+        while saved < count {
+            (_, saved) = savedCount.compareExchange(
+                expected: saved, desired: count, ordering: .sequentiallyConsistent
+            )
+        }
+    }
+
+    /// Writes unsaved changes now; throws the failure.
+    func flush() throws(StorageError) {
+        let outcome = writer.sync { writeIfPending() }
+        report(outcome)
+        if case .failed(let error, _) = outcome { throw error }
+    }
+
+    /// Writes what is pending of an owner that is going away, and stops following outside changes.
+    func ownerDidEnd() {
+        poller.withLock { $0 }?.source.cancel()
+        owner.withLock { $0 = nil }
+        flushAtExit()
         PendingWrites.shared.unregister(self)
     }
 
-    /// Writes at exit: the owner may be gone; its last value was then written by `flush(finalValue:)`.
+    /// Writes what is pending, reporting a failure as a lost write: at exit, or when the owner goes away.
     func flushAtExit() {
-        if case .failed(let error) = writer.sync(execute: { writeIfDirty(nil) }) {
+        if case .failed(let error, _) = writer.sync(execute: { writeIfPending() }) {
             StatehouseDiagnostics.report(.lostWrite(error))
         }
     }
 
-    /// What a write attempt did.
+    /// What a write attempt did; `number` orders the outcomes.
     private enum Outcome: Sendable {
         case nothingToWrite
-        case written
-        case failed(StorageError)
+        case written(number: UInt64)
+        case failed(StorageError, number: UInt64)
     }
 
     /// Runs on `writer`; publishes nothing itself (see ``report(_:)``).
-    private func writeIfDirty(_ given: Value?) -> Outcome {
-        guard dirty.exchange(false, ordering: .sequentiallyConsistent) else { return .nothingToWrite }
+    private func writeIfPending() -> Outcome {
+        let latest = snapshot.withLock { $0 }
+        guard hasPendingChange(ownerCount: latest.count) else { return .nothingToWrite }
+        let number = writeNumber.add(1, ordering: .sequentiallyConsistent).newValue
         guard canWrite else {
-            dirty.store(true, ordering: .sequentiallyConsistent)
             return .failed(lastError.value ?? StorageError(
                 .io, key: key, message: "Not writing \(String(reflecting: key)): its stored data could not be read."
-            ))
+            ), number: number)
         }
-        guard let value = given ?? currentValue.withLock({ $0 })?() else { return .nothingToWrite }
         do {
             // Our own write is not an outside change: remember its fingerprint.
-            let written: StorageFingerprint
-            if let data = try encode(value) {
+            let written: StorageFingerprint?
+            if let data = try encode(latest.value) {
                 if let changeDetecting {
                     written = try changeDetecting.saveReturningFingerprint(data, key: key)
                 } else {
                     try storage.save(data, key: key)
-                    return .written
+                    written = nil
                 }
             } else {
                 try storage.remove(key: key)
                 written = .absent
             }
-            knownFingerprint.withLock { $0 = written }
-            return .written
+            if let written { knownFingerprint.withLock { $0 = written } }
+            markSaved(latest.count)
+            return .written(number: number)
         } catch {
-            dirty.store(true, ordering: .sequentiallyConsistent)
-            return .failed(storageError(error))
+            return .failed(storageError(error), number: number)
         }
     }
 
     /// Runs an update of the owner as one transaction of a ``TransactionalStorage``.
     ///
-    /// `apply` gets the stored value to start from (`nil`: start from the value in memory, because local changes are
-    /// waiting to be written, or nothing decodable is stored), changes the owner, and returns its new value, which is
-    /// stored before the transaction ends. It runs on the writer, while the storage is locked.
+    /// `apply` runs on the writer, while the storage is locked, with the stored value (`nil` if nothing decodable is
+    /// stored). It changes the owner under the owner's lock — starting from the stored value only if no local change
+    /// is pending, by ``hasPendingChange(ownerCount:)`` taken under that same lock — and returns the owner's new
+    /// value and change count, which are stored before the transaction ends.
     ///
     /// - Returns: `false` if `apply` did not run (the transaction could not start); the failure is reported.
-    func updateInTransaction(_ apply: (_ stored: Value?) -> Value) -> Bool {
+    func updateInTransaction(_ apply: (_ stored: Value?) -> Snapshot) -> Bool {
         guard let transactional else { return false }
         var applied = false
         let outcome: Outcome = writer.sync {
-            let localChangesPending = dirty.exchange(false, ordering: .sequentiallyConsistent)
+            let number = writeNumber.add(1, ordering: .sequentiallyConsistent).newValue
+            var result: Snapshot?
             do {
                 let fingerprint = try transactional.transact(key: key) { data in
-                    let stored = localChangesPending ? nil : data.flatMap { try? decode($0) }
-                    let newValue = apply(stored)
+                    let changed = apply(data.flatMap { try? decode($0) })
                     applied = true
-                    return try encode(newValue)
+                    result = changed
+                    return try encode(changed.value)
                 }
                 knownFingerprint.withLock { $0 = fingerprint }
-                return .written
+                if let result {
+                    record(result)
+                    markSaved(result.count)
+                }
+                return .written(number: number)
             } catch {
-                dirty.store(true, ordering: .sequentiallyConsistent)
-                return .failed(storageError(error))
+                // The owner changed, but its change is not stored: it is pending, and written again later.
+                if let result { record(result) }
+                return .failed(storageError(error), number: number)
             }
         }
         report(outcome)
@@ -219,15 +288,23 @@ final class StatePersistence<Value: Sendable>: Sendable {
         error as? StorageError ?? StorageError(.io, key: key, message: "Could not save \(String(reflecting: key)): \(error).")
     }
 
-    /// Publishes the outcome of a write through `lastError`. Never called on `writer`.
+    /// Publishes the outcome of a write through `lastError`, unless a later write's outcome was published already.
+    /// Never called on `writer`.
     private func report(_ outcome: Outcome) {
+        let newError: StorageError?
+        let number: UInt64
         switch outcome {
         case .nothingToWrite:
-            break
-        case .written:
-            if lastError.value != nil { lastError.modify(nil) }
-        case .failed(let error):
-            if lastError.value != error { lastError.modify(error) }
+            return
+        case .written(let written):
+            (newError, number) = (nil, written)
+        case .failed(let error, let failed):
+            (newError, number) = (error, failed)
+        }
+        lastError.modify(newError) { current in
+            guard number > publishedWrite.load(ordering: .sequentiallyConsistent) else { return false }
+            publishedWrite.store(number, ordering: .sequentiallyConsistent)
+            return current != newError
         }
     }
 }

@@ -28,7 +28,8 @@ extension Store where State: Codable {
     ) {
         let loaded = LoadedValue(key: key, storage: storage, default: initialState)
         let persistence = StatePersistence<State>(
-            storage: storage, key: key, policy: writes, canWrite: loaded.canWrite, externalChanges: externalChanges,
+            storage: storage, key: key, initialValue: loaded.value, policy: writes, canWrite: loaded.canWrite,
+            externalChanges: externalChanges,
             decode: { try JSONDecoder().decode(State.self, from: $0) },
             encode: { try JSONEncoder.statehouse.encode($0) }
         )
@@ -37,11 +38,15 @@ extension Store where State: Codable {
             reducer: reducer,
             pipeline: Middleware.chain(middleware) { store, action in store.apply(action, with: reducer) },
             forward: nil,
+            serializer: nil,
             persistence: persistence
         )
-        persistence.attach({ [weak self] in self?.core.withLock { $0.state } }, takeOutsideValue: { [weak self] state in
-            self?.replaceState(state, writeBack: false)
-        })
+        persistence.attach(StatePersistence.Owner(
+            changeCount: { [weak self] in self?.core.withLock { $0.changeCount } },
+            takeStoredValue: { [weak self] state, count in
+                self?.submit(.takeStoredState(state, ifUnchangedSince: count))
+            }
+        ))
         if let error = loaded.error { persistence.lastError.modify(error) }
     }
 

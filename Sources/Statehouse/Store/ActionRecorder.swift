@@ -62,8 +62,11 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
 
 extension Store {
     /// Starts recording the actions the store applies, from the current state. Starting again starts over.
+    ///
+    /// Atomic with respect to actions being applied on other threads: the recording starts from a state that either
+    /// includes an action, which is then not recorded, or does not, and the action is recorded.
     public func startRecording() {
-        recorder.start(from: state)
+        core.withLock { recorder.start(from: $0.state) }
     }
 
     /// Stops recording and returns what was recorded, or `nil` if the store was not recording.

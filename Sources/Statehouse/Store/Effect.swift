@@ -42,8 +42,8 @@ public struct Effect<Action: Sendable>: Sendable {
 
     /// Runs `operation` in a task; it may send any number of actions back with the ``Send`` it is given.
     ///
-    /// Actions sent after the effect was cancelled are dropped. Errors are the operation's to handle: turn them into
-    /// actions.
+    /// Actions sent after the effect was cancelled (``cancel(id:)``) are dropped, wherever they are sent from.
+    /// Errors are the operation's to handle: turn them into actions.
     public static func run(_ operation: @escaping @Sendable (_ send: Send<Action>) async -> Void) -> Self {
         Self(operations: [.run(operation)])
     }
@@ -81,17 +81,35 @@ public struct Effect<Action: Sendable>: Sendable {
 
 /// Sends actions from an effect back to its store.
 public struct Send<Action: Sendable>: Sendable {
-    @usableFromInline let deliver: @Sendable (Action) -> Void
+    @usableFromInline let deliver: @Sendable (Action, EffectHandle?) -> Void
+    /// The cancellable effect sending, if any.
+    @usableFromInline let origin: EffectHandle?
 
+    /// - Parameter deliver: Takes each action and the effect that sent it; it must call `endWork()` on that
+    ///   effect's handle once the action has been applied or dropped.
     @inlinable
-    package init(_ deliver: @escaping @Sendable (Action) -> Void) {
-        self.deliver = deliver
+    package init(_ deliver: @escaping @Sendable (Action, EffectHandle?) -> Void) {
+        self.init(deliver, origin: nil)
     }
 
-    /// Sends `action`, unless the task running the effect was cancelled.
+    @inlinable
+    init(_ deliver: @escaping @Sendable (Action, EffectHandle?) -> Void, origin: EffectHandle?) {
+        self.deliver = deliver
+        self.origin = origin
+    }
+
+    /// The same destination, for the actions of the effect `origin`.
+    func from(_ origin: EffectHandle?) -> Self {
+        Self(deliver, origin: origin)
+    }
+
+    /// Sends `action`, unless the effect sending it was cancelled (then, and if it is cancelled before the store
+    /// gets to the action, the action is dropped).
     public func callAsFunction(_ action: Action) {
-        guard !Task.isCancelled else { return }
-        deliver(action)
+        guard let origin else { return deliver(action, nil) }
+        guard !origin.isCancelled else { return }
+        origin.beginWork()
+        deliver(action, origin)
     }
 }
 

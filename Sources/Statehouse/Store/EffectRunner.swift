@@ -7,6 +7,8 @@ package final class EffectRunner<Action: Sendable>: Sendable {
     private struct Running: Sendable {
         var tasks: [UInt64: Task<Void, Never>] = [:]
         var ids: [AnyHashableSendable: Set<UInt64>] = [:]
+        /// The cancellable effects with work outstanding, by id.
+        var handles: [AnyHashableSendable: [ObjectIdentifier: EffectHandle]] = [:]
         var nextTask: UInt64 = 0
     }
 
@@ -18,7 +20,7 @@ package final class EffectRunner<Action: Sendable>: Sendable {
     /// Starts `effect`; the actions it sends go to `send`, from any thread.
     @usableFromInline
     package func start(_ effect: Effect<Action>, send: Send<Action>) {
-        start(effect.operations, ids: [], send: send)
+        start(effect.operations, ids: [], origin: nil, send: send)
     }
 
     /// The number of effects running now.
@@ -35,30 +37,52 @@ package final class EffectRunner<Action: Sendable>: Sendable {
 
     /// Cancels every running effect.
     package func cancelAll() {
-        let tasks = running.withLock { running in
+        let (tasks, handles) = running.withLock { running in
             defer { running = Running(nextTask: running.nextTask) }
-            return Array(running.tasks.values)
+            return (Array(running.tasks.values), running.handles.values.flatMap(\.values))
         }
+        handles.forEach { $0.cancel() }
         tasks.forEach { $0.cancel() }
     }
 
-    private func start(_ operations: [Effect<Action>.Operation], ids: Set<AnyHashableSendable>, send: Send<Action>) {
+    /// Starts `operations`; `ids` are those of the cancellable effects they are nested in, `origin` the innermost.
+    private func start(
+        _ operations: [Effect<Action>.Operation],
+        ids: Set<AnyHashableSendable>,
+        origin: EffectHandle?,
+        send: Send<Action>
+    ) {
         for operation in operations {
             switch operation {
             case .send(let action):
-                send(action)
+                send.from(origin)(action)
             case .run(let work):
-                run(work, ids: ids, send: send)
+                run(work, ids: ids, send: send.from(origin))
             case .cancellable(let effect, let id, let cancelInFlight):
                 if cancelInFlight { cancel(id: id) }
-                start(effect.operations, ids: ids.union([id]), send: send)
+                let handle = register(id: id, parent: origin)
+                start(effect.operations, ids: ids.union([id]), origin: handle, send: send)
+                handle.endWork()
             case .cancel(let id):
                 cancel(id: id)
             }
         }
     }
 
+    /// A handle for a new cancellable effect marked `id`, findable by `id` until its work is done.
+    private func register(id: AnyHashableSendable, parent: EffectHandle?) -> EffectHandle {
+        let handle = EffectHandle(parent: parent) { [weak self] done in
+            self?.running.withLock { running in
+                running.handles[id]?[ObjectIdentifier(done)] = nil
+                if running.handles[id]?.isEmpty == true { running.handles[id] = nil }
+            }
+        }
+        running.withLock { $0.handles[id, default: [:]][ObjectIdentifier(handle)] = handle }
+        return handle
+    }
+
     private func run(_ work: @escaping @Sendable (Send<Action>) async -> Void, ids: Set<AnyHashableSendable>, send: Send<Action>) {
+        send.origin?.beginWork()
         running.withLock { running in
             let number = running.nextTask
             running.nextTask += 1
@@ -66,6 +90,7 @@ package final class EffectRunner<Action: Sendable>: Sendable {
             running.tasks[number] = Task { [weak self] in
                 await work(send)
                 self?.finished(number, ids: ids)
+                send.origin?.endWork()
             }
             for id in ids { running.ids[id, default: []].insert(number) }
         }
@@ -81,10 +106,15 @@ package final class EffectRunner<Action: Sendable>: Sendable {
         }
     }
 
+    /// Cancels the effects marked `id`: their tasks, and every action they sent that was not applied yet.
     private func cancel(id: AnyHashableSendable) {
-        let tasks = running.withLock { running in
-            (running.ids.removeValue(forKey: id) ?? []).compactMap { running.tasks[$0] }
+        let (tasks, handles) = running.withLock { running in
+            (
+                (running.ids.removeValue(forKey: id) ?? []).compactMap { running.tasks[$0] },
+                running.handles.removeValue(forKey: id).map { Array($0.values) } ?? []
+            )
         }
+        handles.forEach { $0.cancel() }
         tasks.forEach { $0.cancel() }
     }
 }

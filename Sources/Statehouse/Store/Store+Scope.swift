@@ -5,9 +5,10 @@ extension Store {
     /// let settings: Store<Settings, SettingsAction> = appStore.scope(state: \.settings, action: AppAction.settings)
     /// ```
     ///
-    /// The scoped store has subscriptions of its own and follows this store: after every change of this store's
-    /// state, before ``dispatch(_:)`` on either returns (when the stores are idle), the scoped store's state is the
-    /// new part. Its actions go through this store's middleware and reducer. It keeps this store alive.
+    /// The scoped store is a view of this one: its state is updated with this store's, before any subscriber of
+    /// either is told, so a subscriber of this store that reads the scoped store sees the part of the state it was
+    /// called for. Its subscribers are served in order with this store's work, and its actions go through this
+    /// store's middleware and reducer. It keeps this store alive.
     public func scope<ChildState: Sendable, ChildAction: Sendable>(
         state toChildState: any KeyPath<State, ChildState> & Sendable,
         action toAction: @escaping @Sendable (ChildAction) -> Action
@@ -16,13 +17,17 @@ extension Store {
             state: state[keyPath: toChildState],
             reducer: nil,
             pipeline: nil,
-            forward: { action in self.dispatch(toAction(action)) }
+            forward: { action in self.dispatch(toAction(action)) },
+            serializer: { work in self.submit(.run(work)) }
         )
-        let upstream = subscribe(select: { $0[keyPath: toChildState] }, isDuplicate: { _, _ in false }) {
-            [weak child] childState in
-            child?.replaceState(childState)
-        }
-        child.upstream.withLock { $0 = upstream }
+        // Registered on this store's processor, so that no change of this store falls between reading the child's
+        // first state and following.
+        submit(.run { [weak child] in
+            guard let child else { return }
+            let link = self.followers.add { [weak child] state in child?.follow(state[keyPath: toChildState]) }
+            child.upstream.withLock { $0 = link }
+            child.follow(self.core.withLock { $0.state }[keyPath: toChildState])
+        })
         return child
     }
 }

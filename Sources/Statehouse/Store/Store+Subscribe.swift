@@ -85,9 +85,10 @@ extension Store {
         isDuplicate: @escaping @Sendable (Value, Value) -> Bool,
         _ listener: @escaping @Sendable (Value) -> Void
     ) -> SubscriptionToken {
-        let subscription = StoreSubscription(store: self)
+        let queue = delivery.serialQueue(label: "Store")
+        let subscription = StoreSubscription(store: self, queued: queue != nil)
         let body: SelectionGroup<State>.Listener
-        if let queue = delivery.serialQueue(label: "Store") {
+        if let queue {
             body = { state in
                 queue.async { subscription.invoke(on: currentThreadIdentity()) { listener(select(state)) } }
             }
@@ -104,7 +105,7 @@ extension Store {
             }
             if initial, let round { round.deliver(on: currentThreadIdentity()) }
         }
-        submit(.subscribe(register))
+        submit(.run(register))
         return SubscriptionToken(subscription)
     }
 }

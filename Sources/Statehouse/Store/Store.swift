@@ -1,3 +1,4 @@
+import Dispatch
 import Observation
 import Synchronization
 
@@ -35,14 +36,19 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline let pipeline: (@Sendable (Store, Action) -> Void)?
     /// For a scoped store: sends its actions, converted, to the parent store.
     @usableFromInline let forward: (@Sendable (Action) -> Void)?
+    /// For a scoped store: runs its work on the parent's processor, in order with the parent's, so that one
+    /// processor serializes a store and every scope of it.
+    @usableFromInline let serializer: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+    /// The scoped stores showing part of this store's state.
+    @usableFromInline let followers = ScopeFollowers<State>()
     @usableFromInline let reducer: (@Sendable (inout State, Action) -> Effect<Action>)?
     @usableFromInline let effects = EffectRunner<Action>()
     /// Removes a cancelled subscriber; made by the inlined initializer so that it runs specialized code (see
     /// `StateContainer.removeListener`).
     @usableFromInline let removeSubscriber: @Sendable (Store, StoreSubscriptionBase) -> Void
     @usableFromInline let recorder = ActionRecorder<State, Action>()
-    /// For a scoped store: its subscription to the parent.
-    let upstream = Locked<SubscriptionToken?>(nil)
+    /// For a scoped store: its place among the parent's followers.
+    let upstream = Locked<ScopeLink?>(nil)
     /// For a persisted store: what writes its state to its storage.
     @usableFromInline let persistence: StatePersistence<State>?
 
@@ -65,7 +71,8 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
             state: initialState,
             reducer: reducer,
             pipeline: Middleware.chain(middleware) { store, action in store.apply(action, with: reducer) },
-            forward: nil
+            forward: nil,
+            serializer: nil
         )
     }
 
@@ -92,12 +99,14 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         reducer: (@Sendable (inout State, Action) -> Effect<Action>)?,
         pipeline: (@Sendable (Store, Action) -> Void)?,
         forward: (@Sendable (Action) -> Void)?,
+        serializer: (@Sendable (@escaping @Sendable () -> Void) -> Void)?,
         persistence: StatePersistence<State>? = nil
     ) {
         self.core = Locked(StoreState(state: state))
         self.reducer = reducer
         self.pipeline = pipeline
         self.forward = forward
+        self.serializer = serializer
         self.persistence = persistence
         self.removeSubscriber = { store, subscription in
             store.core.withLock { $0.remove(subscription) }
@@ -105,7 +114,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     }
 
     deinit {
-        persistence?.flush(finalValue: core.withLock { $0.state })
+        persistence?.ownerDidEnd()
         effects.cancelAll()
         for subscription in core.withLock({ $0.removeAll() }) {
             subscription.cancel()
@@ -122,55 +131,134 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// Sends `action` to the reducer, through the middleware.
     ///
     /// From a thread where the store is idle, the action is applied and the subscribers told before `dispatch`
-    /// returns. While the store is busy — on another thread, or on this one (a reducer, middleware, subscriber or
-    /// effect dispatching) — the action is queued and applied after the current one.
+    /// returns, together with the actions this applying sends (nested dispatches, `.send` effects). While the store
+    /// is busy — on another thread, or on this one (a reducer, middleware, subscriber or effect dispatching) — the
+    /// action is queued and applied after the current one. A caller does its own work and at most a few actions
+    /// other threads queued meanwhile; a background thread does the rest (see <doc:TheStore>).
     @inlinable
     public func dispatch(_ action: Action) {
         if let forward {
             forward(action)
         } else {
-            submit(.action(action))
+            submit(.action(action, origin: nil))
         }
     }
 
-    /// Does `work` now if the store is idle, then everything queued meanwhile; or queues it for the processor.
+    /// Does `work` now if the store is idle, then what is queued meanwhile, up to this caller's share; or queues it
+    /// for the processor.
     @inlinable
     func submit(_ work: StoreInbox<State, Action>.Work) {
-        var next = inbox.withLock { $0.submit(work) }
-        while let work = next {
+        if let serializer {
+            return serializer { [self] in perform(work) }
+        }
+        if let work = inbox.withLock({ $0.submit(work) }) {
+            process(work)
+        }
+    }
+
+    /// The processor's loop: `work`, then what is queued, until nothing is left or this caller did its share.
+    @inlinable
+    func process(_ work: StoreInbox<State, Action>.Work) {
+        var work = work
+        while true {
             perform(work)
-            next = inbox.withLock { $0.next() }
+            switch inbox.withLock({ $0.next() }) {
+            case .perform(let next): work = next
+            case .finished: return
+            case .handOff: return handOffProcessing()
+            }
+        }
+    }
+
+    /// Lets a background thread process the work this caller leaves.
+    @usableFromInline
+    func handOffProcessing() {
+        DispatchQueue.global().async { [self] in
+            if case .perform(let work) = inbox.withLock({ $0.resume(on: currentThreadIdentity()) }) {
+                process(work)
+            }
         }
     }
 
     @inlinable
     func perform(_ work: StoreInbox<State, Action>.Work) {
         switch work {
-        case .action(let action):
+        case .action(let action, let origin):
+            if let origin {
+                defer { origin.endWork() }
+                guard !origin.isCancelled else { return }
+            }
             pipeline?(self, action)
-        case .subscribe(let register):
-            register()
-        case .replaceState(let newState, let writeBack):
-            let round = registrar.changing { core.withLock { $0.replace(with: newState) } }
-            if writeBack { persistence?.changed() }
-            round?.deliver(on: currentThreadIdentity())
+        case .run(let body):
+            body()
+        case .replaceState(let newState):
+            commit { ((), $0.replace(with: newState)) }
+        case .takeStoredState(let newState, let count):
+            takeStoredState(newState, ifUnchangedSince: count)
         }
     }
 
     /// The end of the pipeline: reduce, tell the subscribers, start the effect.
     @inlinable
     func apply(_ action: Action, with reducer: (inout State, Action) -> Effect<Action>) {
-        let (effect, round) = registrar.changing { core.withLock { $0.reduce(action, with: reducer) } }
-        persistence?.changed()
-        if recorder.isRecording { recorder.record(action) }
-        round?.deliver(on: currentThreadIdentity())
-        if !effect.isNone { effects.start(effect, send: Send { [weak self] in self?.dispatch($0) }) }
+        let effect = commit { core in
+            let (effect, round) = core.reduce(action, with: reducer)
+            // Recorded under the state lock, so that a recording started meanwhile starts from a state that does or
+            // does not include this action, and records it accordingly.
+            if recorder.isRecording { recorder.record(action) }
+            return (effect, round)
+        }
+        if !effect.isNone {
+            effects.start(effect, send: Send { [weak self] action, origin in
+                guard let self else { return origin?.endWork() ?? () }
+                submit(.action(action, origin: origin))
+            })
+        }
     }
 
-    /// Queues `newState` to replace the state, in order with the other work; `writeBack: false` for a state read
-    /// from the storage.
-    func replaceState(_ newState: State, writeBack: Bool = true) {
-        submit(.replaceState(newState, writeBack: writeBack))
+    /// Changes the state under the lock with `change`, which returns whom to tell; then tells persistence, the scoped
+    /// stores and the subscribers, in that order. Runs on the processor.
+    @inlinable
+    func commit<Result>(_ change: (inout StoreState<State>) -> (Result, DeliveryRound<State>?)) -> Result {
+        let needsState = persistence != nil || !followers.isEmpty
+        let (result, round, committed) = registrar.changing {
+            core.withLock { core in
+                let (result, round) = change(&core)
+                return (result, round, needsState ? (core.state, core.changeCount) : nil)
+            }
+        }
+        if let (state, count) = committed {
+            persistence?.changed(state, count: count)
+            followers.follow(state)
+        }
+        round?.deliver(on: currentThreadIdentity())
+        return result
+    }
+
+    /// Shows a state another process stored, if this store has not changed since `count` (an action applied
+    /// meanwhile is newer, and wins): subscribers are told, nothing is written back.
+    @usableFromInline
+    func takeStoredState(_ newState: State, ifUnchangedSince count: UInt64) {
+        let taken = registrar.changing {
+            core.withLock { core -> (DeliveryRound<State>?, UInt64)? in
+                guard core.changeCount == count else { return nil }
+                return (core.replace(with: newState), core.changeCount)
+            }
+        }
+        guard let (round, newCount) = taken else { return }
+        persistence?.tookStoredValue(newState, count: newCount)
+        if !followers.isEmpty { followers.follow(newState) }
+        round?.deliver(on: currentThreadIdentity())
+    }
+
+    /// A scoped store's side of following its parent: takes `newState`, its part of the parent's new state.
+    func follow(_ newState: State) {
+        commit { ((), $0.replace(with: newState)) }
+    }
+
+    /// Queues `newState` to replace the state, in order with the other work, and to be written to the storage.
+    func replaceState(_ newState: State) {
+        submit(.replaceState(newState))
     }
 
     /// Waits until no effect is running, including those started by actions that effects sent meanwhile.

@@ -6,6 +6,9 @@ struct StoreState<State: Sendable>: Sendable {
     @usableFromInline typealias Entry = ObserverTable<Group.Listener>.Entry
 
     @usableFromInline private(set) var state: State
+    /// How many times the state changed: actions, replacements and states taken from storage. Persistence compares
+    /// it with the count it last saved (see ``StatePersistence``).
+    @usableFromInline private(set) var changeCount: UInt64 = 0
     @usableFromInline private(set) var groups: ContiguousArray<Group?> = []
     @usableFromInline private(set) var freeGroups: [Int] = []
     @usableFromInline private(set) var groupsByKey: [SelectionKey: Int] = [:]
@@ -22,6 +25,7 @@ struct StoreState<State: Sendable>: Sendable {
         with reducer: (inout State, Action) -> Effect<Action>
     ) -> (Effect<Action>, DeliveryRound<State>?) {
         let effect = reducer(&state, action)
+        changeCount &+= 1
         return (effect, changedSubscribers())
     }
 
@@ -29,6 +33,7 @@ struct StoreState<State: Sendable>: Sendable {
     @inlinable
     mutating func replace(with newState: State) -> DeliveryRound<State>? {
         state = newState
+        changeCount &+= 1
         return changedSubscribers()
     }
 

@@ -8,7 +8,9 @@
     @usableFromInline var slot: Int32 = -1
 
     @inlinable
-    override init() {}
+    override init(queued: Bool) {
+        super.init(queued: queued)
+    }
 
     /// The group and slot, once registered. Read with the store's lock held.
     @inlinable
@@ -32,8 +34,9 @@ final class StoreSubscription<State: Sendable, Action: Sendable>: StoreSubscript
     @usableFromInline weak let store: Store<State, Action>?
 
     @inlinable
-    init(store: Store<State, Action>) {
+    init(store: Store<State, Action>, queued: Bool) {
         self.store = store
+        super.init(queued: queued)
     }
 
     override func detach() {

@@ -54,21 +54,27 @@ extension AssociatedObjects {
     }
 
     /// The value associated under `key`, made by `make` and stored the first time.
+    ///
+    /// Safe from several threads at once: all of them get the same value. `make` may run on more than one of them
+    /// (it runs outside the table's lock, so it may use associated values itself); the value stored first wins and
+    /// the others are dropped.
     public func associatedValue<Value>(for key: AssociatedKey<Value>, default make: () -> Value) -> Value {
         if let value = associatedValue(for: key) { return value }
-        let value = make()
-        setAssociatedValue(value, for: key)
-        return value
+        let made = make()
+        let stored = AssociatedObjectsTable.shared.setIfAbsent(stored(made, for: key), of: self, for: key.id)
+        return stored as? Value ?? made
     }
 
     /// Associates `value` with this object under `key`, replacing what was there; `nil` removes it.
     public func setAssociatedValue<Value>(_ value: Value?, for key: AssociatedKey<Value>) {
-        let stored: AssociatedObjectsTable.Stored? = value.map { value in
-            if key.policy == .weak, let object = value as AnyObject? {
-                return .weak(WeakBox(object))
-            }
-            return .strong(value)
+        AssociatedObjectsTable.shared.set(value.map { stored($0, for: key) }, of: self, for: key.id)
+    }
+
+    /// `value` as the table holds it under `key`'s policy.
+    private func stored<Value>(_ value: Value, for key: AssociatedKey<Value>) -> AssociatedObjectsTable.Stored {
+        if key.policy == .weak, let object = value as AnyObject? {
+            return .weak(WeakBox(object))
         }
-        AssociatedObjectsTable.shared.set(stored, of: self, for: key.id)
+        return .strong(value)
     }
 }

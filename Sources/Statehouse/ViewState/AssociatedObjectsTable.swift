@@ -54,6 +54,16 @@ public final class AssociatedObjectsTable: Sendable {
         entries.withLock { $0.stored(of: owner, for: key) }?.value
     }
 
+    /// Stores `value` unless a live value is stored under `key` already; returns the value the owner now has.
+    func setIfAbsent(_ value: Stored, of owner: AnyObject, for key: Int) -> Any? {
+        let (current, dropped) = entries.withLock { entries -> (Any?, [Entries.Entry]) in
+            if let existing = entries.stored(of: owner, for: key), let live = existing.value { return (live, []) }
+            return (value.value, entries.set(value, of: owner, for: key))
+        }
+        withExtendedLifetime(dropped) {}
+        return current
+    }
+
     func set(_ value: Stored?, of owner: AnyObject, for key: Int) {
         // Values replaced or released are dropped after the lock is released: their deinitializers may use the table.
         let dropped = entries.withLock { $0.set(value, of: owner, for: key) }

@@ -69,6 +69,12 @@ enum ArticleExamples {
         }
     }
 
+    // PersistingState.md. Compiled, not run: it would take over the test runner's SIGTERM and SIGINT.
+    // `TerminationTests` checks what it does, in a child process.
+    static func terminationHandling() {
+        StatehouseLifecycle.flushOnTermination()   // SIGTERM and SIGINT: write everything pending, then end as the signal would
+    }
+
     // TheStore.md
     static func store() {
         struct Counter: Equatable, Sendable { var count = 0; var name = "" }

@@ -22,6 +22,12 @@ struct DeliveryRound<Value: Sendable>: Sendable {
         self.kind = kind
     }
 
+    /// Whether this round is a change for every listener (which a later change supersedes), not a first value.
+    @inlinable
+    var isChange: Bool {
+        if case .change = kind { true } else { false }
+    }
+
     @inlinable
     func deliver(on thread: UInt) {
         switch kind {
@@ -32,7 +38,7 @@ struct DeliveryRound<Value: Sendable>: Sendable {
                 notifyListeners(of: value, in: listeners, on: thread)
             }
         case .initial(let entry):
-            entry.subscription.invoke(on: thread) { entry.body(value) }
+            entry.subscription.deliver(on: thread) { entry.body(value) }
         }
     }
 }

@@ -14,7 +14,7 @@ func notifyListeners<Value>(
     while index < listeners.count {
         switch listeners[index] {
         case .some(let entry) where entry.subscription.mayBeLive:
-            entry.subscription.invoke(on: thread) { entry.body(value) }
+            entry.subscription.deliver(on: thread) { entry.body(value) }
         default:
             break
         }

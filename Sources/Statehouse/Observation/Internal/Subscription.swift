@@ -9,7 +9,10 @@ import Synchronization
 /// that cancels itself from inside its own call does not wait for itself.
 ///
 /// Calls to one subscription never overlap: containers and stores deliver from one thread at a time, and queued
-/// deliveries go through a serial queue. That is why one slot for "the thread inside a call" is enough.
+/// deliveries go through a serial queue. That is why one slot for "the thread inside a call" is enough. For a
+/// queued subscription, handing a change to its queue is not a call: the delivering thread only enqueues (see
+/// ``deliver(on:_:)``), and the handshake happens on the queue, around the listener itself. (When the enqueueing
+/// took the slot too, it cleared the queue thread's entry, and `cancel()` returned while the listener still ran.)
 ///
 /// The listener itself lives in the owner's table, not here: removing it from the table on cancellation releases it
 /// and whatever it captured. Subclasses know their owner and override ``detach()`` to leave it.
@@ -18,9 +21,14 @@ import Synchronization
 @usableFromInline class Subscription: @unchecked Sendable {
     @usableFromInline let callingThread = Atomic<UInt>(0)
     @usableFromInline let cancelled = Atomic<Bool>(false)
+    /// Whether the listener runs on a queue: delivering then only enqueues the call, which ``invoke(on:_:)`` guards
+    /// on the queue.
+    @usableFromInline let isQueued: Bool
 
     @usableFromInline
-    init() {}
+    init(queued: Bool = false) {
+        isQueued = queued
+    }
 
     /// Whether ``cancel()`` has been called.
     @inlinable
@@ -43,6 +51,17 @@ import Synchronization
             call()
         }
         callingThread.store(0, ordering: .releasing)
+    }
+
+    /// Hands a change to the listener: `call` is the listener itself for a synchronous subscription, guarded by the
+    /// handshake; for a queued one, `call` enqueues, and the queue guards the listener with ``invoke(on:_:)``.
+    @inlinable @inline(__always)
+    final func deliver(on thread: UInt, _ call: () -> Void) {
+        if isQueued {
+            call()
+        } else {
+            invoke(on: thread, call)
+        }
     }
 
     /// Stops delivery. Returns once no call is in progress on another thread; idempotent.
