@@ -3,9 +3,10 @@
 /// This is the container's logic without the locking: each mutating method returns what the caller must do once it
 /// has released the lock, usually a ``DeliveryRound`` to hand to the listeners.
 ///
-/// Deliveries are serialized by a ``DeliverySchedule``: one thread at a time delivers, and a change made meanwhile
-/// is queued (coalesced with the change queued before it). This is what keeps every listener's calls in order, free
-/// of re-entrant duplicates, and ending with the last value.
+/// Deliveries are serialized by a ``WorkQueue`` of rounds: one thread at a time delivers, and a change made meanwhile
+/// is queued, replacing a change queued right before it (listeners get the latest value; a new listener's first
+/// value keeps its place). This is what keeps every listener's calls in order, free of re-entrant duplicates, ending
+/// with the last value, with memory bounded however fast other threads change the container.
 ///
 /// ``changeCount`` counts every change, under the same lock as the change: persistence compares it with the count it
 /// last saved to know whether a local change is pending, and so never decides that from a flag set later.
@@ -16,7 +17,10 @@ struct ContainerState<Value: Sendable>: Sendable {
 
     @usableFromInline private(set) var value: Value
     @usableFromInline private(set) var observers = Observers()
-    @usableFromInline var schedule = DeliverySchedule<Value>()
+    /// How many rounds queued by other threads one caller delivers before a background thread takes over.
+    @usableFromInline static var shareForOthers: Int { 8 }
+
+    @usableFromInline var deliveries = WorkQueue<DeliveryRound<Value>>(shareForOthers: shareForOthers)
     /// How many changes the value has had: local ones and those taken from storage.
     @usableFromInline private(set) var changeCount: UInt64 = 0
 
@@ -64,7 +68,7 @@ struct ContainerState<Value: Sendable>: Sendable {
     mutating func changed() -> DeliveryRound<Value>? {
         changeCount &+= 1
         if observers.isEmpty { return nil }
-        return schedule.startOrQueue(DeliveryRound(value: value, kind: .change(observers.entries)))
+        return startOrQueue(DeliveryRound(value: value, kind: .change(observers.entries)))
     }
 
     // MARK: Listeners
@@ -79,7 +83,7 @@ struct ContainerState<Value: Sendable>: Sendable {
     ) -> DeliveryRound<Value>? {
         let entry = Observers.Entry(subscription: subscription, body: body)
         observers.insert(entry, at: Int(subscription.slot))
-        return initial ? schedule.startOrQueue(DeliveryRound(value: value, kind: .initial(entry))) : nil
+        return initial ? startOrQueue(DeliveryRound(value: value, kind: .initial(entry))) : nil
     }
 
     @inlinable
@@ -127,5 +131,13 @@ struct ContainerState<Value: Sendable>: Sendable {
         named = [:]
         listeners = [:]
         return observers.removeAll()
+    }
+
+    // MARK: Delivery
+
+    /// Hands `round` to the caller to deliver now if nobody is delivering, or queues it for the deliverer.
+    @inlinable
+    mutating func startOrQueue(_ round: DeliveryRound<Value>) -> DeliveryRound<Value>? {
+        deliveries.submit(round) { last, new in last.isChange && new.isChange ? new : nil }
     }
 }

@@ -171,15 +171,15 @@ public final class StateContainer<Value: Sendable>: Sendable {
     }
 
     /// Delivers `round`, then the rounds queued meanwhile, until none is left or this caller has done its share of
-    /// other threads' rounds (see ``DeliverySchedule``).
+    /// other threads' rounds (see ``WorkQueue``).
     @inlinable
     func deliver(_ round: DeliveryRound<Value>) {
         let thread = currentThreadIdentity()
         var round = round
         while true {
             round.deliver(on: thread)
-            switch state.withLock({ $0.schedule.next() }) {
-            case .deliver(let next): round = next
+            switch state.withLock({ $0.deliveries.next() }) {
+            case .perform(let next): round = next
             case .finished: return
             case .handOff: return handOffDelivery()
             }
@@ -190,7 +190,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     @usableFromInline
     func handOffDelivery() {
         DispatchQueue.global().async { [self] in
-            if case .deliver(let round) = state.withLock({ $0.schedule.resume(on: currentThreadIdentity()) }) {
+            if case .perform(let round) = state.withLock({ $0.deliveries.resume(on: currentThreadIdentity()) }) {
                 deliver(round)
             }
         }

@@ -30,17 +30,7 @@ import Synchronization
     package borrowing func withLock<Result: ~Copyable, Failure: Error>(
         _ body: (inout sending State) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
-        // `Mutex<Void>` offers lock and unlock for this use; `withLock` would make an access to the `Void` that
-        // ThreadSanitizer also reports.
-        // A local copy of the pointer: `&self.cell.pointee` would count as an access to the stored property.
-        let cell = self.cell
-        mutex._unsafeLock()
-        ThreadSanitizer.acquire(cell)
-        defer {
-            ThreadSanitizer.release(cell)
-            mutex._unsafeUnlock()
-        }
-        return try body(&cell.pointee)
+        try withLock(whenContended: {}, body)
     }
 
     /// Runs `body` with exclusive access to the state; calls `whenContended` first if the lock is held, by another
@@ -51,6 +41,9 @@ import Synchronization
         whenContended: () -> Void,
         _ body: (inout sending State) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
+        // `Mutex<Void>` offers lock and unlock for this use; `withLock` would make an access to the `Void` that
+        // ThreadSanitizer also reports.
+        // A local copy of the pointer: `&self.cell.pointee` would count as an access to the stored property.
         let cell = self.cell
         if !mutex._unsafeTryLock() {
             whenContended()

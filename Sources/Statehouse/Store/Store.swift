@@ -30,7 +30,7 @@ import Synchronization
 /// `Store` conforms to `Observable`: SwiftUI views, and `withObservationTracking` on any platform, track ``state``.
 public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline let core: Locked<StoreState<State>>
-    @usableFromInline let inbox = Locked(StoreInbox<State, Action>())
+    @usableFromInline let inbox = Locked(WorkQueue<StoreWork<State, Action>>(shareForOthers: StoreWork<State, Action>.shareForOthers))
     @usableFromInline let registrar = ObservationRegistrar()
     /// The middleware and then the reducer, folded into one function; `nil` for a scoped store, which forwards.
     @usableFromInline let pipeline: (@Sendable (Store, Action) -> Void)?
@@ -147,7 +147,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// Does `work` now if the store is idle, then what is queued meanwhile, up to this caller's share; or queues it
     /// for the processor.
     @inlinable
-    func submit(_ work: StoreInbox<State, Action>.Work) {
+    func submit(_ work: StoreWork<State, Action>) {
         if let serializer {
             return serializer { [self] in perform(work) }
         }
@@ -158,7 +158,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
 
     /// The processor's loop: `work`, then what is queued, until nothing is left or this caller did its share.
     @inlinable
-    func process(_ work: StoreInbox<State, Action>.Work) {
+    func process(_ work: StoreWork<State, Action>) {
         var work = work
         while true {
             perform(work)
@@ -181,7 +181,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     }
 
     @inlinable
-    func perform(_ work: StoreInbox<State, Action>.Work) {
+    func perform(_ work: StoreWork<State, Action>) {
         switch work {
         case .action(let action, let origin):
             if let origin {

@@ -1,5 +1,5 @@
 /// Everything a ``Store`` guards with its state lock, and the rules for changing it: the state, and its subscribers
-/// in selection groups. The logic without the locking; see ``StoreInbox`` for the order in which work happens.
+/// in selection groups. The logic without the locking; see ``StoreWork`` for the order in which work happens.
 @usableFromInline
 struct StoreState<State: Sendable>: Sendable {
     @usableFromInline typealias Group = SelectionGroup<State>
