@@ -137,7 +137,7 @@ struct ContainerState<Value: Sendable>: Sendable {
 
     /// Hands `round` to the caller to deliver now if nobody is delivering, or queues it for the deliverer.
     @inlinable
-    mutating func startOrQueue(_ round: DeliveryRound<Value>) -> DeliveryRound<Value>? {
+    mutating func startOrQueue(_ round: consuming DeliveryRound<Value>) -> DeliveryRound<Value>? {
         deliveries.submit(round) { last, new in last.isChange && new.isChange ? new : nil }
     }
 }

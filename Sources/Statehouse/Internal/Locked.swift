@@ -30,7 +30,10 @@ import Synchronization
     package borrowing func withLock<Result: ~Copyable, Failure: Error>(
         _ body: (inout sending State) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
-        try withLock(whenContended: {}, body)
+        // `Mutex<Void>` offers lock and unlock for this use; `withLock` would make an access to the `Void` that
+        // ThreadSanitizer also reports.
+        mutex._unsafeLock()
+        return try runLocked(body)
     }
 
     /// Runs `body` with exclusive access to the state; calls `whenContended` first if the lock is held, by another
@@ -41,19 +44,32 @@ import Synchronization
         whenContended: () -> Void,
         _ body: (inout sending State) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
-        // `Mutex<Void>` offers lock and unlock for this use; `withLock` would make an access to the `Void` that
-        // ThreadSanitizer also reports.
-        // A local copy of the pointer: `&self.cell.pointee` would count as an access to the stored property.
-        let cell = self.cell
         if !mutex._unsafeTryLock() {
             whenContended()
             mutex._unsafeLock()
         }
+        return try runLocked(body)
+    }
+
+    /// Runs `body` on the state, then unlocks; the caller has locked `mutex`.
+    @inlinable @inline(__always)
+    borrowing func runLocked<Result: ~Copyable, Failure: Error>(
+        _ body: (inout sending State) throws(Failure) -> sending Result
+    ) throws(Failure) -> sending Result {
+        // A local copy of the pointer: `&self.cell.pointee` would count as an access to the stored property.
+        let cell = self.cell
         ThreadSanitizer.acquire(cell)
         defer {
             ThreadSanitizer.release(cell)
             mutex._unsafeUnlock()
         }
         return try body(&cell.pointee)
+    }
+
+    /// Runs `body` with exclusive access to the state if the lock is free now; `nil` if it is held.
+    @inlinable
+    package borrowing func withLockIfAvailable<Result: Sendable>(_ body: (inout sending State) -> Result) -> Result? {
+        guard mutex._unsafeTryLock() else { return nil }
+        return runLocked { body(&$0) }
     }
 }

@@ -52,16 +52,18 @@ struct WorkQueue<Work: Sendable>: Sendable {
     /// and returns `nil`. `merge` may combine it with the item queued last: it returns the merged item, or `nil` to
     /// queue the two apart.
     @inlinable
-    mutating func submit(_ work: Work, mergingWithLast merge: (_ last: Work, _ new: Work) -> Work? = { _, _ in nil }) -> Work? {
-        let thread = currentThreadIdentity()
+    mutating func submit(
+        _ work: consuming Work,
+        mergingWithLast merge: (_ last: Work, _ new: Work) -> Work? = { _, _ in nil }
+    ) -> Work? {
         guard isWorking else {
             isWorking = true
-            worker = thread
+            worker = currentThreadIdentity()
             doneForOthers = 0
             inBackground = false
             return work
         }
-        let fromOtherThread = thread != worker
+        let fromOtherThread = currentThreadIdentity() != worker
         if let last = queue.last, let merged = merge(last.work, work) {
             queue.replaceLast(with: Queued(work: merged, fromOtherThread: fromOtherThread || last.fromOtherThread))
         } else {

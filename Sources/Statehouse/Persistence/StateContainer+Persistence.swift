@@ -60,7 +60,7 @@ extension StateContainer where Value: Codable {
         )
         self.init(loaded.value, key: key, persistence: persistence)
         persistence.attach(StatePersistence.Owner(
-            changeCount: { [weak self] in self?.state.withLock { $0.changeCount } },
+            changeCount: { [weak self] in self?.state.withLockIfAvailable { $0.changeCount } },
             takeStoredValue: { [weak self] value, count in self?.takeStoredValue(value, ifUnchangedSince: count) }
         ))
         if let error = loaded.error { persistence.lastError.modify(error) }

@@ -43,14 +43,14 @@ final class StatePersistence<Value: Sendable>: Sendable {
     /// Whether the owner's `update` goes through ``updateInTransaction(_:)``.
     @usableFromInline let updatesInTransactions: Bool
     let key: String
-    let policy: WritePolicy
+    @usableFromInline let policy: WritePolicy
     /// The last failure, or `nil` once a write succeeded: what the app observes.
     let lastError: StateContainer<StorageError?>
 
     private let encode: @Sendable (Value) throws -> Data?
     /// `false` when the stored data could not be read or kept aside: writing would destroy it.
     private let canWrite: Bool
-    private let snapshot: Locked<Snapshot>
+    @usableFromInline let snapshot: Locked<Snapshot>
     /// The change count of the value in storage, as far as this process knows.
     private let savedCount = Atomic<UInt64>(0)
     /// Following outside changes: how to decode stored data, how often to look, and the owner's hooks: its change
@@ -63,7 +63,8 @@ final class StatePersistence<Value: Sendable>: Sendable {
     private let poller = Locked<PollTimer?>(nil)
     /// Applies outside values in order, off `writer` (their listeners may flush).
     private let applier: DispatchQueue
-    private let scheduled = Atomic<Bool>(false)
+    /// Whether a coalesced write is scheduled: it writes the snapshot current when it runs.
+    @usableFromInline let scheduled = Atomic<Bool>(false)
     /// Numbers writes (on `writer`) and the outcome last published, so that an older outcome is never published
     /// after a newer one.
     private let writeNumber = Atomic<UInt64>(0)
@@ -73,7 +74,9 @@ final class StatePersistence<Value: Sendable>: Sendable {
 
     /// The owner's side of following outside changes.
     struct Owner: Sendable {
-        /// The owner's change count now, read under its lock.
+        /// The owner's change count now, read under its lock; `nil` if the owner is gone or its lock is held. The
+        /// poll then tries again at its next tick: waiting for the lock on the writer could deadlock with a flush
+        /// from inside a reducer or an `update` body (one that calls `exit()`, say), which waits for the writer.
         let changeCount: @Sendable () -> UInt64?
         /// Takes a value from storage if the owner's count is still the given one; the owner then reports the
         /// change with ``tookStoredValue(_:count:)``.
@@ -145,14 +148,30 @@ final class StatePersistence<Value: Sendable>: Sendable {
     }
 
     /// The owner changed; `count` is its change count after the change, `value` the value it produced.
-    @usableFromInline
+    ///
+    /// Inlinable, so that the common case — a coalesced write is scheduled already — runs code specialized for
+    /// `Value`: recording the snapshot and checking the flag.
+    @inlinable
     func changed(_ value: Value, count: UInt64) {
         record(Snapshot(value: value, count: count))
+        // A scheduled write that is seen here reads the snapshot after this record: it clears the flag before it
+        // takes the snapshot's lock, and that lock orders the two (so a plain load is enough, and saves the
+        // exchange in a burst).
+        if case .coalesced = policy,
+            scheduled.load(ordering: .relaxed) || scheduled.exchange(true, ordering: .sequentiallyConsistent)
+        {
+            return
+        }
+        write()
+    }
+
+    /// Writes now (write-through), or schedules the coalesced write.
+    @usableFromInline
+    func write() {
         switch policy {
         case .writeThrough:
             report(writer.sync { writeIfPending() })
         case .coalesced(let window):
-            guard !scheduled.exchange(true, ordering: .sequentiallyConsistent) else { return }
             let delay = window.components.seconds * 1_000_000_000 + window.components.attoseconds / 1_000_000_000
             writer.asyncAfter(deadline: .now() + .nanoseconds(Int(delay))) { [weak self] in
                 guard let self else { return }
@@ -171,7 +190,8 @@ final class StatePersistence<Value: Sendable>: Sendable {
 
     /// Keeps `newer` unless a later change was recorded already (owners report after releasing their lock, so two
     /// reports can arrive out of order).
-    private func record(_ newer: Snapshot) {
+    @inlinable
+    func record(_ newer: Snapshot) {
         snapshot.withLock { current in
             if newer.count > current.count { current = newer }
         }

@@ -42,7 +42,7 @@ extension Store where State: Codable {
             persistence: persistence
         )
         persistence.attach(StatePersistence.Owner(
-            changeCount: { [weak self] in self?.core.withLock { $0.changeCount } },
+            changeCount: { [weak self] in self?.core.withLockIfAvailable { $0.changeCount } },
             takeStoredValue: { [weak self] state, count in
                 self?.submit(.takeStoredState(state, ifUnchangedSince: count))
             }
