@@ -51,7 +51,7 @@ struct WorkQueue<Work: Sendable>: Sendable {
     /// Hands `work` back to the caller to do now if nobody is working (the caller becomes the worker), or queues it
     /// and returns `nil`. `merge` may combine it with the item queued last: it returns the merged item, or `nil` to
     /// queue the two apart.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func submit(
         _ work: consuming Work,
         mergingWithLast merge: (_ last: Work, _ new: Work) -> Work? = { _, _ in nil }
@@ -73,7 +73,7 @@ struct WorkQueue<Work: Sendable>: Sendable {
     }
 
     /// What the worker does after an item.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func next() -> Next {
         guard let first = queue.first else {
             isWorking = false

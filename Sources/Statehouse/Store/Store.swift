@@ -157,7 +157,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     }
 
     /// The processor's loop: `work`, then what is queued, until nothing is left or this caller did its share.
-    @inlinable
+    @inlinable @inline(__always)
     func process(_ work: StoreWork<State, Action>) {
         var work = work
         while true {
@@ -180,7 +180,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func perform(_ work: StoreWork<State, Action>) {
         switch work {
         case .action(let action, let origin):
@@ -218,7 +218,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
 
     /// Changes the state under the lock with `change`, which returns whom to tell; then tells persistence, the scoped
     /// stores and the subscribers, in that order. Runs on the processor.
-    @inlinable
+    @inlinable @inline(__always)
     func commit<Result>(_ change: (inout StoreState<State>) -> (Result, DeliveryRound<State>?)) -> Result {
         let needsState = persistence != nil || !followers.isEmpty
         let (result, round, committed) = registrar.changing {
