@@ -63,7 +63,9 @@ public struct FileStorage: StateStorage {
     }
 
     static func fileName(for key: String) -> String {
-        encodedName(of: key.precomposedStringWithCanonicalMapping, keeping: { $0 != .uppercase })
+        // ASCII is its own canonical composition: skip the (costly) normalization for the usual keys.
+        let normalized = key.utf8.allSatisfy { $0 < 0x80 } ? key : key.precomposedStringWithCanonicalMapping
+        return encodedName(of: normalized, keeping: { $0 != .uppercase })
     }
 
     /// The file a key had under the first encoding, if it differs from the current one.

@@ -107,6 +107,7 @@ final class StatePersistence<Value: Sendable>: Sendable {
         self.lastError = StateContainer(nil, key: KeyRegistry.shared.uniqueKey(prefix: "\(key).storageError"))
         self.writer = DispatchQueue(label: "Statehouse.persistence.\(key)")
         self.applier = DispatchQueue(label: "Statehouse.persistence.\(key).outside")
+        writer.setSpecific(key: writerKey, value: ObjectIdentifier(self))
     }
 
     /// Registers the owner, once it exists, for flushes at exit and, if asked, to follow outside changes.
@@ -221,9 +222,11 @@ final class StatePersistence<Value: Sendable>: Sendable {
         PendingWrites.shared.unregister(self)
     }
 
-    /// Writes what is pending, reporting a failure as a lost write: at exit, or when the owner goes away.
+    /// Writes what is pending, reporting a failure as a lost write: at exit, or when the owner goes away. The owner
+    /// may go away on the writer itself (the poller holds it for a moment): then the write happens right there.
     func flushAtExit() {
-        if case .failed(let error, _) = writer.sync(execute: { writeIfPending() }) {
+        let onWriter = DispatchQueue.getSpecific(key: writerKey) == ObjectIdentifier(self)
+        if case .failed(let error, _) = onWriter ? writeIfPending() : writer.sync(execute: { writeIfPending() }) {
             StatehouseDiagnostics.report(.lostWrite(error))
         }
     }
@@ -328,6 +331,9 @@ final class StatePersistence<Value: Sendable>: Sendable {
         }
     }
 }
+
+/// Marks each writer queue with its persistence, to tell when code already runs there.
+private let writerKey = DispatchSpecificKey<ObjectIdentifier>()
 
 /// The timer that looks for outside changes.
 // @unchecked: a dispatch source is thread-safe; the box is made once, then only cancelled.
