@@ -33,10 +33,8 @@ public final class SQLiteStorage: StateStorage {
     }
 
     public func load(key: String) throws -> Data? {
-        let key = Self.row(for: key)
-        return try database.read { db in
-            try Data.fetchOne(db, sql: "SELECT value FROM statehouse_state WHERE key = ?", arguments: [key])
-        }
+        let row = Row(key)
+        return try database.read { db in try row.value(in: db) }
     }
 
     public func save(_ data: Data, key: String) throws {
@@ -44,10 +42,8 @@ public final class SQLiteStorage: StateStorage {
     }
 
     public func remove(key: String) throws {
-        let key = Self.row(for: key)
-        return try database.write { db in
-            try db.execute(sql: "DELETE FROM statehouse_state WHERE key = ?", arguments: [key])
-        }
+        let row = Row(key)
+        try database.write { db in try row.remove(in: db) }
     }
 
     /// Every key with stored data.
@@ -77,16 +73,16 @@ public final class SQLiteStorage: StateStorage {
 extension SQLiteStorage: TransactionalStorage {
     /// The key's revision, new at every save (absent once the key is removed).
     public func fingerprint(key: String) throws -> StorageFingerprint {
-        let key = Self.row(for: key)
+        let key = Row(key).key
         return try database.read { db in try Self.fingerprint(of: key, in: db) }
     }
 
     /// Exact: the revision is read in the transaction that saves.
     public func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
-        let key = Self.row(for: key)
+        let row = Row(key)
         return try database.write { db in
-            try Self.store(data, under: key, in: db)
-            return try Self.fingerprint(of: key, in: db)
+            try row.store(data, in: db)
+            return try Self.fingerprint(of: row.key, in: db)
         }
     }
 
@@ -94,39 +90,20 @@ extension SQLiteStorage: TransactionalStorage {
     /// process or another, writes between the read and the write. (A deferred one would read first and could then
     /// fail to upgrade when another process wrote meanwhile.)
     public func transact(key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint {
-        let key = Self.row(for: key)
+        let row = Row(key)
         return try database.writeWithoutTransaction { db in
             var fingerprint = StorageFingerprint.absent
             try db.inTransaction(.immediate) {
-                let current = try Data.fetchOne(
-                    db, sql: "SELECT value FROM statehouse_state WHERE key = ?", arguments: [key]
-                )
-                if let data = try transform(current) {
-                    try Self.store(data, under: key, in: db)
+                if let data = try transform(try row.value(in: db)) {
+                    try row.store(data, in: db)
                 } else {
-                    try db.execute(sql: "DELETE FROM statehouse_state WHERE key = ?", arguments: [key])
+                    try row.remove(in: db)
                 }
-                fingerprint = try Self.fingerprint(of: key, in: db)
+                fingerprint = try Self.fingerprint(of: row.key, in: db)
                 return .commit
             }
             return fingerprint
         }
-    }
-
-    /// The row of `key`: its canonical composition (NFC), so that keys Swift calls equal (`"café"` precomposed or
-    /// decomposed) share a row; SQLite compares text byte by byte.
-    private static func row(for key: String) -> String {
-        key.precomposedStringWithCanonicalMapping
-    }
-
-    private static func store(_ data: Data, under key: String, in db: Database) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO statehouse_state (key, value, revision) VALUES (?, ?, random())
-                ON CONFLICT(key) DO UPDATE SET value = excluded.value, revision = excluded.revision
-                """,
-            arguments: [key, data]
-        )
     }
 
     private static func fingerprint(of key: String, in db: Database) throws -> StorageFingerprint {
@@ -145,6 +122,48 @@ extension StateStorage where Self == SQLiteStorage {
             return try SQLiteStorage(path: path)
         } catch {
             fatalError("Statehouse: \(error.message) Use `try SQLiteStorage(path:)` to handle this error.")
+        }
+    }
+}
+
+/// Where a key's data lives: the row of its canonical composition (NFC), so that keys Swift calls equal (`"café"`
+/// precomposed or decomposed) share a row, since SQLite compares text byte by byte. Rows written before keys were
+/// normalized are still read, and are replaced by the normalized row at the next write.
+private struct Row {
+    let key: String
+    /// The row the key had before normalization, if that differs.
+    let legacyKey: String?
+
+    init(_ key: String) {
+        let normalized = key.utf8.allSatisfy { $0 < 0x80 } ? key : key.precomposedStringWithCanonicalMapping
+        self.key = normalized
+        self.legacyKey = normalized.utf8.elementsEqual(key.utf8) ? nil : key
+    }
+
+    func value(in db: Database) throws -> Data? {
+        for candidate in [key, legacyKey].compactMap(\.self) {
+            let data = try Data.fetchOne(db, sql: "SELECT value FROM statehouse_state WHERE key = ?", arguments: [candidate])
+            if let data { return data }
+        }
+        return nil
+    }
+
+    func store(_ data: Data, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO statehouse_state (key, value, revision) VALUES (?, ?, random())
+                ON CONFLICT(key) DO UPDATE SET value = excluded.value, revision = excluded.revision
+                """,
+            arguments: [key, data]
+        )
+        if let legacyKey {
+            try db.execute(sql: "DELETE FROM statehouse_state WHERE key = ?", arguments: [legacyKey])
+        }
+    }
+
+    func remove(in db: Database) throws {
+        for candidate in [key, legacyKey].compactMap(\.self) {
+            try db.execute(sql: "DELETE FROM statehouse_state WHERE key = ?", arguments: [candidate])
         }
     }
 }

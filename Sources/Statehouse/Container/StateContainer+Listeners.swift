@@ -9,7 +9,7 @@ extension StateContainer {
         let id = ObjectIdentifier(listener)
         // A serial queue of its own keeps the calls in order even if the listener's queue is concurrent.
         let queue = DispatchQueue(label: "Statehouse.\(key).listener", target: listener.stateListenerQueue)
-        let replaced: ListenerSubscription<Value>? = state.withLock { state in
+        let replaced: ListenerSubscription<Value>? = locked { state in
             guard state.subscription(of: id) == nil else { return nil }
             let subscription = ListenerSubscription(
                 slot: state.observers.nextSlot, container: self, listener: listener
@@ -22,7 +22,7 @@ extension StateContainer {
 
     /// Stops telling `listener` about changes. Deliveries already queued for it are skipped.
     public func detach(listener: any StateListener) {
-        state.withLock { $0.subscription(of: ObjectIdentifier(listener)) }?.cancel()
+        locked { $0.subscription(of: ObjectIdentifier(listener)) }?.cancel()
     }
 }
 
@@ -55,7 +55,7 @@ final class ListenerSubscription<Value: Sendable>: ContainerSubscription<Value>,
     }
 
     override func detach() {
-        container?.state.withLock { $0.detach(self) }
+        container?.locked { $0.detach(self) }
     }
 }
 

@@ -23,12 +23,12 @@ extension StateContainer {
 
     /// Removes the listener bound to `name`, if any. Once `unbind` returns, it is never called again.
     public func unbind(name: String) {
-        state.withLock { $0.unbind(name: name) }?.cancel()
+        locked { $0.unbind(name: name) }?.cancel()
     }
 
     private func bind(name: String, fire: Bool, _ listener: @escaping @Sendable (Value) -> Void) {
         // Swapping the name and the table entry in one critical section means no change reaches both closures.
-        let (replaced, round) = state.withLock { state in
+        let (replaced, round) = locked { state in
             let subscription = ContainerSubscription(slot: state.observers.nextSlot, container: self)
             let round = state.add(subscription, body: listener, initial: fire)
             return (state.bind(subscription, name: name), round)

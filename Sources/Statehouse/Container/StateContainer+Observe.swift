@@ -54,7 +54,7 @@ extension StateContainer {
         make: (_ slot: Int, _ container: StateContainer<Value>) -> Made,
         body: (Made) -> ContainerState<Value>.Listener
     ) -> Made {
-        let (subscription, round) = state.withLock { state in
+        let (subscription, round) = locked { state in
             let subscription = make(state.observers.nextSlot, self)
             return (subscription, state.add(subscription, body: body(subscription), initial: initial))
         }

@@ -56,7 +56,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
         self.keyRegistration = KeyRegistry.shared.register(key)
         self.persistence = persistence
         self.removeListener = { container, subscription in
-            container.state.withLock { $0.remove(subscription) }
+            container.locked { $0.remove(subscription) }
         }
     }
 
@@ -109,11 +109,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
         if persistence?.updatesInTransactions == true, let persistence, let done = updateInTransaction(body, persistence) {
             (result, round) = done
         } else {
-            (result, round) = change { state in
-                updatingThread.store(currentThreadIdentity(), ordering: .relaxed)
-                defer { updatingThread.store(0, ordering: .relaxed) }
-                return state.update(body)
-            }
+            (result, round) = change { state in whileUpdating { state.update(body) } }
         }
         if let round { deliver(round) }
         return try result.get()
@@ -151,6 +147,14 @@ public final class StateContainer<Value: Sendable>: Sendable {
     @inlinable
     func locked<Result: Sendable>(_ body: (inout ContainerState<Value>) -> Result) -> Result {
         state.withLock(whenContended: { refuseUseInsideOwnUpdate() }) { body(&$0) }
+    }
+
+    /// Runs `body`, an `update` body's call under the lock, marking this thread as the one inside it.
+    @inlinable
+    func whileUpdating<Result>(_ body: () -> Result) -> Result {
+        updatingThread.store(currentThreadIdentity(), ordering: .relaxed)
+        defer { updatingThread.store(0, ordering: .relaxed) }
+        return body()
     }
 
     @usableFromInline

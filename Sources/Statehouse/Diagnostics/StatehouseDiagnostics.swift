@@ -9,6 +9,8 @@ public struct StatehouseDiagnostic: Sendable, Equatable, CustomStringConvertible
         case duplicateKey
         /// A persisted container was deallocated with changes it could not write.
         case lostWrite
+        /// ``StatehouseLifecycle/flushOnTermination()`` could not install its handlers.
+        case terminationHandling
     }
 
     public let kind: Kind
@@ -24,6 +26,18 @@ public struct StatehouseDiagnostic: Sendable, Equatable, CustomStringConvertible
             kind: .lostWrite,
             key: error.key ?? "",
             message: "Statehouse: a persisted container was deallocated with unsaved changes: \(error.message)"
+        )
+    }
+
+    static func terminationHandling(errno code: Int32) -> Self {
+        Self(
+            kind: .terminationHandling,
+            key: "",
+            message: """
+                Statehouse: flushOnTermination() could not create its signal pipe (\(String(cString: strerror(code)))), \
+                so SIGTERM and SIGINT keep their default action and pending writes would be lost: free file \
+                descriptors, or call StatehouseLifecycle.flushPendingWrites() from handlers of your own.
+                """
         )
     }
 

@@ -10,7 +10,9 @@
 /// ```
 ///
 /// After ``cancel()`` returns, no further call of the listener starts, on any thread. A call already running on
-/// another thread is allowed to finish first: `cancel()` waits for it, unless the listener is cancelling itself.
+/// another thread is allowed to finish first: `cancel()` waits for it, unless the listener is cancelling itself, or
+/// that call is itself waiting to cancel the caller's own listener (two listeners cancelling each other would
+/// otherwise wait for each other forever).
 public final class SubscriptionToken: Hashable, Sendable {
     @usableFromInline let subscription: Subscription
 

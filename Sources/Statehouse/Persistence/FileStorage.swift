@@ -68,10 +68,15 @@ public struct FileStorage: StateStorage {
         return encodedName(of: normalized, keeping: { $0 != .uppercase })
     }
 
-    /// The file a key had under the first encoding, if it differs from the current one.
+    /// The file a key had under the first encoding, if it differs from the current one and is there under exactly
+    /// that name. The listing tells: on a case-insensitive volume, opening `Theme.state` would open `theme.state`,
+    /// the file of the key `theme`.
     private func legacyFileURL(for key: String) -> URL? {
         let legacy = Self.encodedName(of: key, keeping: { _ in true })
-        return legacy == Self.fileName(for: key) ? nil : directory.appendingPathComponent(legacy)
+        guard legacy != Self.fileName(for: key),
+            (try? FileManager.default.contentsOfDirectory(atPath: directory.path))?.contains(legacy) == true
+        else { return nil }
+        return directory.appendingPathComponent(legacy)
     }
 
     private enum LetterCase { case lowercase, uppercase, notALetter }

@@ -61,7 +61,9 @@ extension StateContainer where Value: Codable {
         self.init(loaded.value, key: key, persistence: persistence)
         persistence.attach(StatePersistence.Owner(
             changeCount: { [weak self] in self?.state.withLockIfAvailable { $0.changeCount } },
-            takeStoredValue: { [weak self] value, count in self?.takeStoredValue(value, ifUnchangedSince: count) }
+            takeStoredValue: { [weak self] value, count, refused in
+                if self?.takeStoredValue(value, ifUnchangedSince: count) == false { refused() }
+            }
         ))
         if let error = loaded.error { persistence.lastError.modify(error) }
     }
@@ -80,9 +82,9 @@ extension StateContainer {
         var outcome: (Swift.Result<Result, Failure>, DeliveryRound<Value>?)?
         let applied = persistence.updateInTransaction { stored in
             let (result, round, snapshot) = registrar.changing {
-                state.withLock { state in
+                locked { state in
                     let pending = persistence.hasPendingChange(ownerCount: state.changeCount)
-                    let (result, round) = state.update(startingFrom: pending ? nil : stored, body)
+                    let (result, round) = whileUpdating { state.update(startingFrom: pending ? nil : stored, body) }
                     return (result, round, StatePersistence.Snapshot(value: state.value, count: state.changeCount))
                 }
             }
@@ -94,16 +96,19 @@ extension StateContainer {
 
     /// Shows a value another process stored, if this container has not changed since `count` (a local change made
     /// meanwhile is newer, and wins): listeners are told, nothing is written back.
-    func takeStoredValue(_ newValue: Value, ifUnchangedSince count: UInt64) {
+    /// - Returns: Whether the value was taken.
+    @discardableResult
+    func takeStoredValue(_ newValue: Value, ifUnchangedSince count: UInt64) -> Bool {
         let taken = registrar.changing {
             state.withLock { state -> (DeliveryRound<Value>?, UInt64)? in
                 guard state.changeCount == count else { return nil }
                 return (state.replace(with: newValue), state.changeCount)
             }
         }
-        guard let (round, newCount) = taken else { return }
+        guard let (round, newCount) = taken else { return false }
         persistence?.tookStoredValue(newValue, count: newCount)
         if let round { deliver(round) }
+        return true
     }
 }
 

@@ -71,6 +71,8 @@ final class StatePersistence<Value: Sendable>: Sendable {
     private let publishedWrite = Atomic<UInt64>(0)
     /// Serializes writes, so that an older value never lands after a newer one.
     private let writer: DispatchQueue
+    /// Set on the writer while a transaction runs the owner's `update` body.
+    private let inTransaction = Atomic<Bool>(false)
 
     /// The owner's side of following outside changes.
     struct Owner: Sendable {
@@ -79,8 +81,8 @@ final class StatePersistence<Value: Sendable>: Sendable {
         /// from inside a reducer or an `update` body (one that calls `exit()`, say), which waits for the writer.
         let changeCount: @Sendable () -> UInt64?
         /// Takes a value from storage if the owner's count is still the given one; the owner then reports the
-        /// change with ``tookStoredValue(_:count:)``.
-        let takeStoredValue: @Sendable (Value, _ ifUnchangedSince: UInt64) -> Void
+        /// change with ``tookStoredValue(_:count:)``, or calls the closure it is given if it refused the value.
+        let takeStoredValue: @Sendable (Value, _ ifUnchangedSince: UInt64, _ refused: @escaping @Sendable () -> Void) -> Void
     }
 
     init(
@@ -145,7 +147,21 @@ final class StatePersistence<Value: Sendable>: Sendable {
         else { return }
         knownFingerprint.withLock { $0 = fingerprint }
         guard let data = try? storage.load(key: key), let value = try? decode(data) else { return }
-        applier.async { owner.takeStoredValue(value, count) }
+        applier.async {
+            owner.takeStoredValue(value, count) { [weak self] in self?.forget(fingerprint) }
+        }
+    }
+
+    /// The owner refused the value read under `fingerprint` because it changed meanwhile, by a local change or by
+    /// an earlier outside value it was still taking. Forgets the fingerprint, unless a write replaced it since, so
+    /// that the next poll reads the key again: otherwise a newer outside value refused behind an older one would
+    /// never be read.
+    private func forget(_ fingerprint: StorageFingerprint) {
+        writer.async { [self] in
+            knownFingerprint.withLock { known in
+                if known == fingerprint { known = nil }
+            }
+        }
     }
 
     /// The owner changed; `count` is its change count after the change, `value` the value it produced.
@@ -207,8 +223,16 @@ final class StatePersistence<Value: Sendable>: Sendable {
         }
     }
 
-    /// Writes unsaved changes now; throws the failure.
+    /// Whether the caller runs on the writer: inside an `update` body on a transactional storage (or a container
+    /// let go by the poller, which holds it there for a moment).
+    private var isOnWriter: Bool {
+        DispatchQueue.getSpecific(key: writerKey) == ObjectIdentifier(self)
+    }
+
+    /// Writes unsaved changes now; throws the failure. Inside an `update` body on a transactional storage it does
+    /// nothing: the storage is inside that update's transaction, which stores the latest value when the body ends.
     func flush() throws(StorageError) {
+        guard !isOnWriter else { return }
         let outcome = writer.sync { writeIfPending() }
         report(outcome)
         if case .failed(let error, _) = outcome { throw error }
@@ -223,10 +247,18 @@ final class StatePersistence<Value: Sendable>: Sendable {
     }
 
     /// Writes what is pending, reporting a failure as a lost write: at exit, or when the owner goes away. The owner
-    /// may go away on the writer itself (the poller holds it for a moment): then the write happens right there.
+    /// may go away on the writer itself (the poller holds it for a moment): then the write happens right there. An
+    /// exit inside an `update` body on a transactional storage writes nothing: the storage is inside that update's
+    /// transaction, which cannot be re-entered, and the update never completes.
     func flushAtExit() {
-        let onWriter = DispatchQueue.getSpecific(key: writerKey) == ObjectIdentifier(self)
-        if case .failed(let error, _) = onWriter ? writeIfPending() : writer.sync(execute: { writeIfPending() }) {
+        let outcome: Outcome
+        if isOnWriter {
+            guard !inTransaction.load(ordering: .relaxed) else { return }
+            outcome = writeIfPending()
+        } else {
+            outcome = writer.sync { writeIfPending() }
+        }
+        if case .failed(let error, _) = outcome {
             StatehouseDiagnostics.report(.lostWrite(error))
         }
     }
@@ -282,6 +314,8 @@ final class StatePersistence<Value: Sendable>: Sendable {
         guard let transactional else { return false }
         var applied = false
         let outcome: Outcome = writer.sync {
+            inTransaction.store(true, ordering: .relaxed)
+            defer { inTransaction.store(false, ordering: .relaxed) }
             let number = writeNumber.add(1, ordering: .sequentiallyConsistent).newValue
             var result: Snapshot?
             do {

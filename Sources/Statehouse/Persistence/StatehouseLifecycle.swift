@@ -14,7 +14,8 @@ import Darwin
 /// process does not run exit handlers: the changes still inside a coalescing window would be lost. Call
 /// ``flushOnTermination()`` once, at start, to keep them.
 public enum StatehouseLifecycle {
-    private static let sources = Mutex<[any DispatchSourceSignal]>([])
+    /// The read source of the signal pipe, kept for the life of the process.
+    private static let reader = Mutex<(any DispatchSourceRead)?>(nil)
 
     /// From now on, SIGTERM and SIGINT first write every pending change of every persisted container and store, then
     /// end the process as the signal would have (the exit status says it was killed by that signal).
@@ -29,38 +30,43 @@ public enum StatehouseLifecycle {
     /// ```
     ///
     /// Calling it again does nothing. It replaces the handlers of both signals: a program with handlers of its own
-    /// should call ``flushPendingWrites()`` from them instead. The writes happen on a dispatch queue, not in a
-    /// signal handler, so any storage works.
+    /// should call ``flushPendingWrites()`` from them instead. The handlers are in place when it returns. They only
+    /// write the signal's number to a pipe (about all a signal handler may safely do); the writes happen on a
+    /// dispatch queue that reads it, so any storage works.
     public static func flushOnTermination() {
-        sources.withLock { sources in
-            guard sources.isEmpty else { return }
-            let queue = DispatchQueue(label: "Statehouse.termination")
-            // A process may start with the signals blocked (a parent's mask survives exec; dispatch's threads block
-            // every signal, so children spawned from them inherit that): unblock them here, or they never arrive.
+        reader.withLock { reader in
+            guard reader == nil else { return }
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else {
+                StatehouseDiagnostics.report(.terminationHandling(errno: errno))
+                return
+            }
+            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            signalPipe.store(ends[1], ordering: .sequentiallyConsistent)
+            let source = DispatchSource.makeReadSource(
+                fileDescriptor: ends[0], queue: DispatchQueue(label: "Statehouse.termination")
+            )
+            source.setEventHandler {
+                var received: UInt8 = 0
+                guard read(ends[0], &received, 1) == 1 else { return }
+                flushPendingWrites()
+                let signalNumber = Int32(received)
+                signal(signalNumber, SIG_DFL)
+                // To the process, not this thread: dispatch's threads block signals, so `raise` would leave it
+                // pending here forever.
+                kill(getpid(), signalNumber)
+            }
+            source.resume()
+            reader = source
+            // A process may start with the signals blocked (a parent's mask survives exec, and dispatch's threads
+            // block every signal, so children spawned from them inherit that): unblock them here too.
             var unblocked = sigset_t()
             sigemptyset(&unblocked)
             for signalNumber in [SIGTERM, SIGINT] {
                 sigaddset(&unblocked, signalNumber)
+                signal(signalNumber, forwardToPipe)
             }
             pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
-            for signalNumber in [SIGTERM, SIGINT] {
-                #if canImport(Darwin)
-                // Darwin's signal sources use kqueue, which sees a signal only alongside its handler: ignore it there
-                // so that the default action does not end the process first. On Linux, the source installs a handler
-                // of its own (and an ignored signal would never reach it).
-                signal(signalNumber, SIG_IGN)
-                #endif
-                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-                source.setEventHandler {
-                    flushPendingWrites()
-                    signal(signalNumber, SIG_DFL)
-                    // To the process, not this thread: dispatch's threads block signals, so `raise` would leave it
-                    // pending here forever.
-                    kill(getpid(), signalNumber)
-                }
-                source.resume()
-                sources.append(source)
-            }
         }
     }
 
@@ -69,4 +75,13 @@ public enum StatehouseLifecycle {
     public static func flushPendingWrites() {
         PendingWrites.shared.flushAll()
     }
+}
+
+/// The write end of the signal pipe, for the signal handler: an atomic load is safe in a handler, a lock is not.
+private let signalPipe = Atomic<Int32>(-1)
+
+/// The handler of SIGTERM and SIGINT: passes the signal's number on to the pipe's reader.
+private func forwardToPipe(_ signalNumber: Int32) {
+    var byte = UInt8(truncatingIfNeeded: signalNumber)
+    _ = write(signalPipe.load(ordering: .sequentiallyConsistent), &byte, 1)
 }

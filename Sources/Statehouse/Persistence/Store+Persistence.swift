@@ -43,8 +43,8 @@ extension Store where State: Codable {
         )
         persistence.attach(StatePersistence.Owner(
             changeCount: { [weak self] in self?.core.withLockIfAvailable { $0.changeCount } },
-            takeStoredValue: { [weak self] state, count in
-                self?.submit(.takeStoredState(state, ifUnchangedSince: count))
+            takeStoredValue: { [weak self] state, count, refused in
+                self?.submit(.takeStoredState(state, ifUnchangedSince: count, refused: refused))
             }
         ))
         if let error = loaded.error { persistence.lastError.modify(error) }

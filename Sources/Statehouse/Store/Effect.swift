@@ -82,31 +82,35 @@ public struct Effect<Action: Sendable>: Sendable {
 /// Sends actions from an effect back to its store.
 public struct Send<Action: Sendable>: Sendable {
     @usableFromInline let deliver: @Sendable (Action, EffectHandle?) -> Void
-    /// The cancellable effect sending, if any.
-    @usableFromInline let origin: EffectHandle?
+    /// For a cancellable effect: keeps it findable by its id while any copy of this `Send` exists, so that an effect
+    /// that kept its `Send` (for a callback, a timer) can still be cancelled after its task ended.
+    @usableFromInline let lease: EffectLease?
 
     /// - Parameter deliver: Takes each action and the effect that sent it; it must call `endWork()` on that
     ///   effect's handle once the action has been applied or dropped.
     @inlinable
     package init(_ deliver: @escaping @Sendable (Action, EffectHandle?) -> Void) {
-        self.init(deliver, origin: nil)
+        self.deliver = deliver
+        self.lease = nil
     }
 
-    @inlinable
-    init(_ deliver: @escaping @Sendable (Action, EffectHandle?) -> Void, origin: EffectHandle?) {
+    private init(_ deliver: @escaping @Sendable (Action, EffectHandle?) -> Void, lease: EffectLease?) {
         self.deliver = deliver
-        self.origin = origin
+        self.lease = lease
     }
 
     /// The same destination, for the actions of the effect `origin`.
     func from(_ origin: EffectHandle?) -> Self {
-        Self(deliver, origin: origin)
+        Self(deliver, lease: origin.map(EffectLease.init))
     }
+
+    /// The cancellable effect sending, if any.
+    var origin: EffectHandle? { lease?.handle }
 
     /// Sends `action`, unless the effect sending it was cancelled (then, and if it is cancelled before the store
     /// gets to the action, the action is dropped).
     public func callAsFunction(_ action: Action) {
-        guard let origin else { return deliver(action, nil) }
+        guard let origin = lease?.handle else { return deliver(action, nil) }
         guard !origin.isCancelled else { return }
         origin.beginWork()
         deliver(action, origin)

@@ -82,7 +82,6 @@ package final class EffectRunner<Action: Sendable>: Sendable {
     }
 
     private func run(_ work: @escaping @Sendable (Send<Action>) async -> Void, ids: Set<AnyHashableSendable>, send: Send<Action>) {
-        send.origin?.beginWork()
         running.withLock { running in
             let number = running.nextTask
             running.nextTask += 1
@@ -90,7 +89,6 @@ package final class EffectRunner<Action: Sendable>: Sendable {
             running.tasks[number] = Task { [weak self] in
                 await work(send)
                 self?.finished(number, ids: ids)
-                send.origin?.endWork()
             }
             for id in ids { running.ids[id, default: []].insert(number) }
         }

@@ -20,14 +20,14 @@ extension Store {
             forward: { action in self.dispatch(toAction(action)) },
             serializer: { work in self.submit(.run(work)) }
         )
-        // Registered on this store's processor, so that no change of this store falls between reading the child's
-        // first state and following.
-        submit(.run { [weak child] in
-            guard let child else { return }
-            let link = self.followers.add { [weak child] state in child?.follow(state[keyPath: toChildState]) }
+        // Following starts, and the child's state is read again, under this store's state lock: a change of this
+        // store is then either in that state or followed (a change applied before and followed after is followed
+        // twice, harmlessly). The child has no subscriber yet, so setting its state tells nobody.
+        core.withLock { core in
+            let link = followers.add { [weak child] state in child?.follow(state[keyPath: toChildState]) }
             child.upstream.withLock { $0 = link }
-            child.follow(self.core.withLock { $0.state }[keyPath: toChildState])
-        })
+            _ = child.core.withLock { $0.replace(with: core.state[keyPath: toChildState]) }
+        }
         return child
     }
 }

@@ -131,10 +131,12 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// Sends `action` to the reducer, through the middleware.
     ///
     /// From a thread where the store is idle, the action is applied and the subscribers told before `dispatch`
-    /// returns, together with the actions this applying sends (nested dispatches, `.send` effects). While the store
-    /// is busy — on another thread, or on this one (a reducer, middleware, subscriber or effect dispatching) — the
-    /// action is queued and applied after the current one. A caller does its own work and at most a few actions
-    /// other threads queued meanwhile; a background thread does the rest (see <doc:TheStore>).
+    /// returns, together with the actions this applying sends (nested dispatches, `.send` effects) when no other
+    /// thread dispatches meanwhile. While the store is busy — on another thread, or on this one (a reducer,
+    /// middleware, subscriber or effect dispatching) — the action is queued and applied after the current one, first
+    /// in first out. A caller does its own work and at most a few actions other threads queued meanwhile; a
+    /// background thread does the rest, in order — including nested actions queued behind those (see
+    /// <doc:TheStore>).
     @inlinable
     public func dispatch(_ action: Action) {
         if let forward {
@@ -193,8 +195,8 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
             body()
         case .replaceState(let newState):
             commit { ((), $0.replace(with: newState)) }
-        case .takeStoredState(let newState, let count):
-            takeStoredState(newState, ifUnchangedSince: count)
+        case .takeStoredState(let newState, let count, let refused):
+            if !takeStoredState(newState, ifUnchangedSince: count) { refused() }
         }
     }
 
@@ -237,18 +239,20 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
 
     /// Shows a state another process stored, if this store has not changed since `count` (an action applied
     /// meanwhile is newer, and wins): subscribers are told, nothing is written back.
+    /// - Returns: Whether the state was taken.
     @usableFromInline
-    func takeStoredState(_ newState: State, ifUnchangedSince count: UInt64) {
+    func takeStoredState(_ newState: State, ifUnchangedSince count: UInt64) -> Bool {
         let taken = registrar.changing {
             core.withLock { core -> (DeliveryRound<State>?, UInt64)? in
                 guard core.changeCount == count else { return nil }
                 return (core.replace(with: newState), core.changeCount)
             }
         }
-        guard let (round, newCount) = taken else { return }
+        guard let (round, newCount) = taken else { return false }
         persistence?.tookStoredValue(newState, count: newCount)
         if !followers.isEmpty { followers.follow(newState) }
         round?.deliver(on: currentThreadIdentity())
+        return true
     }
 
     /// A scoped store's side of following its parent: takes `newState`, its part of the parent's new state.

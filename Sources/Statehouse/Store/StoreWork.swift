@@ -13,8 +13,9 @@ enum StoreWork<State: Sendable, Action: Sendable>: Sendable {
     case run(@Sendable () -> Void)
     /// Replaces the state (time travel, replay) and writes it to the storage.
     case replaceState(State)
-    /// Takes a state read from the storage, if the store has not changed since its change count was `count`.
-    case takeStoredState(State, ifUnchangedSince: UInt64)
+    /// Takes a state read from the storage, if the store has not changed since its change count was `count`;
+    /// calls `refused` otherwise.
+    case takeStoredState(State, ifUnchangedSince: UInt64, refused: @Sendable () -> Void)
 
     /// How many items queued by other threads one caller processes before a background thread takes over.
     @usableFromInline static var shareForOthers: Int { 16 }

@@ -65,17 +65,32 @@ import Synchronization
     }
 
     /// Stops delivery. Returns once no call is in progress on another thread; idempotent.
+    ///
+    /// One exception: if the call it would wait for is itself waiting, directly or through other such waits, in a
+    /// `cancel()` that waits for this thread's call (two listeners cancelling each other from inside their calls),
+    /// it returns without waiting, since neither wait could ever end.
     final func cancel() {
         guard !cancelled.exchange(true, ordering: .sequentiallyConsistent) else { return }
         detach()
         let me = currentThreadIdentity()
         var waits = 0
+        var registered = false
+        defer { if registered { CancelWaits.shared.end(me) } }
         while true {
             let thread = callingThread.load(ordering: .sequentiallyConsistent)
             if thread == 0 || thread == me { return }
-            // Listener calls are usually short: yield first, then sleep so a long call does not burn a core.
+            // Listener calls are usually short: yield first, then sleep so a long call does not burn a core. A wait
+            // that lasts is published, and given up if it closes a cycle of waits.
             waits += 1
-            waits < 100 ? yieldThread() : sleepBriefly()
+            if waits < 100 {
+                yieldThread()
+            } else {
+                if !registered {
+                    registered = true
+                    guard CancelWaits.shared.begin(me, waitingFor: self) else { return }
+                }
+                sleepBriefly()
+            }
         }
     }
 
@@ -84,4 +99,33 @@ import Synchronization
 
     /// Called once when the owner is deallocated while the subscription is registered, before it is cancelled.
     func ownerDidEnd() {}
+}
+
+/// The threads waiting in ``Subscription/cancel()`` for a call on another thread, and what they wait for: enough to
+/// see a cycle of waits (two listeners cancelling each other) when the wait that would close it begins.
+final class CancelWaits: Sendable {
+    static let shared = CancelWaits()
+
+    private let waiting = Locked<[UInt: Subscription]>([:])
+
+    /// Records that `thread` waits for the call of `subscription`; `false`, recording nothing, if the thread in that
+    /// call waits, directly or through others, for `thread`.
+    func begin(_ thread: UInt, waitingFor subscription: Subscription) -> Bool {
+        waiting.withLock { waiting in
+            var next = subscription.callingThread.load(ordering: .sequentiallyConsistent)
+            var steps = 0
+            while next != 0, steps < waiting.count + 1 {
+                if next == thread { return false }
+                guard let awaited = waiting[next] else { break }
+                next = awaited.callingThread.load(ordering: .sequentiallyConsistent)
+                steps += 1
+            }
+            waiting[thread] = subscription
+            return true
+        }
+    }
+
+    func end(_ thread: UInt) {
+        _ = waiting.withLock { $0.removeValue(forKey: thread) }
+    }
 }
