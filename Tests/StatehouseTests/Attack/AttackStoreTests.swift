@@ -44,50 +44,14 @@ private func pingReducer() -> @Sendable (inout AttackTally, AttackTallyAction) -
     }
 }
 
-/// `.start` runs a cancellable effect that sends `.tick` from a callback on a thread outside its task once `gate`
-/// is signalled, then signals `sent`; the effect's task waits for the callback, so the effect is still running.
-private func callbackTickReducer(
-    gate: DispatchSemaphore, sent: DispatchSemaphore
+/// `.start` runs `ticker`, a cancellable effect that sends `.tick`; `.stop` cancels it.
+private func tickReducer(
+    _ ticker: @escaping @Sendable (Send<AttackTallyAction>) async -> Void
 ) -> @Sendable (inout AttackTally, AttackTallyAction) -> Effect<AttackTallyAction> {
     { state, action in
         switch action {
         case .start:
-            return .run { send in
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    Thread.detachNewThread {
-                        _ = gate.wait(timeout: .now() + 5)
-                        send(.tick)
-                        sent.signal()
-                        continuation.resume()
-                    }
-                }
-            }
-            .cancellable(id: "attack.timer")
-        case .stop:
-            state.stops += 1
-            return .cancel(id: "attack.timer")
-        case .tick:
-            state.ticks += 1
-        default:
-            break
-        }
-        return .none
-    }
-}
-
-/// `.start` runs a cancellable effect whose task sends `.tick` once `gate` is signalled, then signals `queued`.
-private func taskTickReducer(
-    gate: DispatchSemaphore, queued: DispatchSemaphore
-) -> @Sendable (inout AttackTally, AttackTallyAction) -> Effect<AttackTallyAction> {
-    { state, action in
-        switch action {
-        case .start:
-            return .run { send in
-                _ = await attackWait(for: gate)
-                send(.tick)
-                queued.signal()
-            }
-            .cancellable(id: "attack.ticker")
+            return .run(ticker).cancellable(id: "attack.ticker")
         case .stop:
             state.stops += 1
             return .cancel(id: "attack.ticker")
@@ -97,6 +61,30 @@ private func taskTickReducer(
             break
         }
         return .none
+    }
+}
+
+/// Sends `.tick` from a callback on a thread outside the effect's task once `gate` is signalled, then signals
+/// `sent`; the task waits for the callback, so the effect is still running.
+private func callbackTicker(gate: DispatchSemaphore, sent: DispatchSemaphore) -> @Sendable (Send<AttackTallyAction>) async -> Void {
+    { send in
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                _ = gate.wait(timeout: .now() + 5)
+                send(.tick)
+                sent.signal()
+                continuation.resume()
+            }
+        }
+    }
+}
+
+/// Sends `.tick` from the effect's task once `gate` is signalled, then signals `queued`.
+private func taskTicker(gate: DispatchSemaphore, queued: DispatchSemaphore) -> @Sendable (Send<AttackTallyAction>) async -> Void {
+    { send in
+        _ = await attackWait(for: gate)
+        send(.tick)
+        queued.signal()
     }
 }
 
@@ -213,7 +201,7 @@ struct AttackStoreTests {
         for round in 0..<50 {
             let gate = DispatchSemaphore(value: 0)
             let sent = DispatchSemaphore(value: 0)
-            let store = Store(initialState: AttackTally(), reducer: callbackTickReducer(gate: gate, sent: sent))
+            let store = Store(initialState: AttackTally(), reducer: tickReducer(callbackTicker(gate: gate, sent: sent)))
             store.dispatch(.start)
             store.dispatch(.stop)  // applied before dispatch returns: the store is idle
             gate.signal()
@@ -228,7 +216,7 @@ struct AttackStoreTests {
         for round in 0..<100 {
             let gate = DispatchSemaphore(value: 0)
             let queued = DispatchSemaphore(value: 0)
-            let store = Store(initialState: AttackTally(), reducer: taskTickReducer(gate: gate, queued: queued))
+            let store = Store(initialState: AttackTally(), reducer: tickReducer(taskTicker(gate: gate, queued: queued)))
             store.dispatch(.start)
             // Runs after `.stop`'s reducer and before its `.cancel(id:)` is carried out: the effect sends a tick now,
             // which queues behind `.stop` (the store is busy on this thread) and must be dropped once the cancel runs.
