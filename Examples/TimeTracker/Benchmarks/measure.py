@@ -58,7 +58,8 @@ class Page:
 
 def request(port, method, path, body=None):
     connection = http.client.HTTPConnection("127.0.0.1", port)
-    connection.request(method, path, body=json.dumps(body) if body is not None else None)
+    connection.request(method, path, body=json.dumps(body) if body is not None else None,
+                       headers={"Content-Type": "application/json"})
     response = connection.getresponse()
     data = response.read()
     connection.close()

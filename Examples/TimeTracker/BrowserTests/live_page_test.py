@@ -4,11 +4,14 @@
 Starts `timetrack serve` on a new database, opens the page in two browser windows, adds a project and starts it in
 one, and checks that the other shows it appear and tick; stopping and deleting it in the second shows in the first; a
 project added by another process (the CLI) shows in both; a name that is markup shows as text and runs nothing; a
-duplicate name is refused with its message.
+duplicate name is refused with its message. Then what other web pages could send to the server, sent by hand: a
+cross-origin form POST, a `no-cors` fetch, a DNS-rebinding page's reads and deletes, all refused, changing nothing.
 
 Usage: live_page_test.py PATH_TO_TIMETRACK [--screenshot FILE.png]
 """
 import argparse
+import http.client
+import json
 import os
 import re
 import subprocess
@@ -53,6 +56,42 @@ def row(driver, name):
         if candidate.find_element(By.CSS_SELECTOR, ".name").text == name:
             return candidate
     return None
+
+
+def send(url, method, path, headers, body=None):
+    """The status of a raw request to the server at `url`, with exactly `headers` (a Host among them)."""
+    port = int(re.search(r":(\d+)/", url).group(1))
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+    for name, value in headers.items():
+        connection.putheader(name, value)
+    data = body.encode() if body is not None else b""
+    connection.putheader("Content-Length", str(len(data)))
+    connection.endheaders(data)
+    status = connection.getresponse().status
+    connection.close()
+    return status
+
+
+def check_uninvited_requests(url):
+    """What other pages could make a browser send: each is refused, and the project list does not change."""
+    host = re.search(r"http://([^/]+)/", url).group(1)
+    before = send(url, "GET", "/api/projects", {"Host": host})
+    assert before == 200, before
+    evil = "http://evil.example"
+    form = send(url, "POST", "/api/projects", {"Host": host, "Origin": evil,
+                "Content-Type": "application/x-www-form-urlencoded"}, "name=pwned")
+    assert form == 415, f"cross-origin form POST answered {form}"
+    no_cors = send(url, "POST", "/api/projects/1/start", {"Host": host, "Origin": evil, "Content-Type": "text/plain"})
+    assert no_cors == 415, f"no-cors fetch answered {no_cors}"
+    json_from_elsewhere = send(url, "POST", "/api/projects", {"Host": host, "Origin": evil,
+                               "Content-Type": "application/json"}, json.dumps({"name": "pwned"}))
+    assert json_from_elsewhere == 403, f"a JSON POST from another origin answered {json_from_elsewhere}"
+    rebound = "attacker.example:" + host.split(":")[-1]
+    for method, path in (("GET", "/api/projects"), ("DELETE", "/api/projects/1")):
+        status = send(url, method, path, {"Host": rebound})
+        assert status == 421, f"{method} {path} for Host {rebound} answered {status}"
+    print("ok: cross-origin form POST and no-cors fetch 415, JSON from another origin 403, a rebound Host 421")
 
 
 def wait_for(driver, condition, what, timeout=5):
@@ -126,6 +165,11 @@ def main():
             wait_for(writer, lambda: "already exists" in writer.find_element(By.ID, "error").text, "the error")
             assert len(watcher.find_elements(By.CSS_SELECTOR, "#projects tr")) == 2
             print("ok: a duplicate name is refused with a message")
+
+            count = len(watcher.find_elements(By.CSS_SELECTOR, "#projects tr"))
+            check_uninvited_requests(url)
+            time.sleep(0.5)  # a window: a change that got through would show in the page by now
+            assert len(watcher.find_elements(By.CSS_SELECTOR, "#projects tr")) == count, "an uninvited request changed data"
 
             if arguments.screenshot:
                 subprocess.run([arguments.timetrack, "add", "Writing", "--db", database], check=True, capture_output=True)

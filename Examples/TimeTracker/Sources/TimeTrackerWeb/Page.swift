@@ -133,11 +133,10 @@ enum Page {
         async function send(method, url, body) {
           const error = document.getElementById("error");
           try {
-            const options = { method };
-            if (body !== undefined) {
-              options.headers = { "Content-Type": "application/json" };
-              options.body = JSON.stringify(body);
-            }
+            // Every change says it is JSON: the server refuses changes that do not (a page of another origin
+            // cannot say so without the browser asking the server first).
+            const options = { method, headers: { "Content-Type": "application/json" } };
+            if (body !== undefined) options.body = JSON.stringify(body);
             const response = await fetch(url, options);
             if (response.ok) { error.textContent = ""; return true; }
             const reply = await response.json().catch(() => ({ error: response.statusText }));

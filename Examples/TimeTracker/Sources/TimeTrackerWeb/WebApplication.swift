@@ -5,23 +5,30 @@ import TimeTrackerCore
 public enum WebApplication {
     /// Listens on `host:port`; 127.0.0.1 by default, so that nothing outside this machine sees the tracker.
     ///
-    /// - Parameter onListening: Called with the port once the server listens (the one the system chose, for port 0).
+    /// - Parameters:
+    ///   - allowedHosts: Names besides `host` (and the loopback names) that requests may address; see ``RequestGuard``.
+    ///   - onListening: Called with the port once the server listens (the one the system chose, for port 0).
     public static func make(
         tracker: TimeTracker,
         host: String = "127.0.0.1",
         port: Int = 8080,
+        allowedHosts: [String] = [],
         onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(
-            router: router(tracker: tracker),
+            router: router(tracker: tracker, requestGuard: RequestGuard(listeningHost: host, extraHosts: allowedHosts)),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "timetrack"),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) }
         )
     }
 
     /// The routes, apart from the server, for tests.
-    public static func router(tracker: TimeTracker) -> Router<BasicRequestContext> {
+    public static func router(
+        tracker: TimeTracker,
+        requestGuard: RequestGuard = RequestGuard(listeningHost: "127.0.0.1")
+    ) -> Router<BasicRequestContext> {
         let router = Router()
+        router.add(middleware: RequestGuardMiddleware(requestGuard: requestGuard))
         router.get("/") { _, _ in Page.response }
         router.get("app.js") { _, _ in Page.scriptResponse }
         ProjectsAPI(tracker: tracker).register(on: router.group("api/projects"))

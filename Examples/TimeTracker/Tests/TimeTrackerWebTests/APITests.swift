@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
@@ -18,6 +19,9 @@ private func withAPI(_ test: @Sendable (any TestClientProtocol, TimeTracker) asy
 
 private func json(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
 
+/// What the page sends with every change (see `RequestGuard`).
+private let jsonHeaders: HTTPFields = [.contentType: "application/json"]
+
 private func decode<T: Decodable>(_ type: T.Type, _ response: TestResponse) throws -> T {
     try JSONDecoder().decode(type, from: Data(response.body.readableBytesView))
 }
@@ -28,20 +32,20 @@ private struct ErrorBody: Decodable { var error: String }
 struct APITests {
     @Test func addStartStopDeleteAndList() async throws {
         try await withAPI { client, _ in
-            let created = try await client.execute(uri: "/api/projects", method: .post, body: json(#"{"name":" Writing "}"#))
+            let created = try await client.execute(uri: "/api/projects", method: .post, headers: jsonHeaders, body: json(#"{"name":" Writing "}"#))
             #expect(created.status == .created)
             let project = try decode(ProjectPayload.self, created)
             #expect(project.name == "Writing" && !project.running)
-            let started = try await client.execute(uri: "/api/projects/\(project.id)/start", method: .post)
+            let started = try await client.execute(uri: "/api/projects/\(project.id)/start", method: .post, headers: jsonHeaders)
             #expect(started.status == .ok)
             #expect(try decode(ProjectPayload.self, started).running)
             #expect(try decode(ProjectPayload.self, started).runningSince != nil)
-            let stopped = try await client.execute(uri: "/api/projects/\(project.id)/stop", method: .post)
+            let stopped = try await client.execute(uri: "/api/projects/\(project.id)/stop", method: .post, headers: jsonHeaders)
             #expect(try decode(ProjectPayload.self, stopped).running == false)
             let list = try await client.execute(uri: "/api/projects", method: .get)
             #expect(list.headers[.contentType]?.hasPrefix("application/json") == true)
             #expect(try decode([ProjectPayload].self, list).map(\.name) == ["Writing"])
-            let deleted = try await client.execute(uri: "/api/projects/\(project.id)", method: .delete)
+            let deleted = try await client.execute(uri: "/api/projects/\(project.id)", method: .delete, headers: jsonHeaders)
             #expect(deleted.status == .noContent)
             #expect(try decode([ProjectPayload].self, try await client.execute(uri: "/api/projects", method: .get)).isEmpty)
         }
@@ -56,7 +60,7 @@ struct APITests {
     ])
     func badInputIs400WithAMessageAndChangesNothing(body: String, message: String) async throws {
         try await withAPI { client, tracker in
-            let response = try await client.execute(uri: "/api/projects", method: .post, body: json(body))
+            let response = try await client.execute(uri: "/api/projects", method: .post, headers: jsonHeaders, body: json(body))
             #expect(response.status == .badRequest)
             #expect(try decode(ErrorBody.self, response).error.contains(message))
             #expect(tracker.store.state.projects.isEmpty)
@@ -67,17 +71,17 @@ struct APITests {
         try await withAPI { client, tracker in
             let project = try decode(
                 ProjectPayload.self,
-                try await client.execute(uri: "/api/projects", method: .post, body: json(#"{"name":"Writing"}"#))
+                try await client.execute(uri: "/api/projects", method: .post, headers: jsonHeaders, body: json(#"{"name":"Writing"}"#))
             )
-            let duplicate = try await client.execute(uri: "/api/projects", method: .post, body: json(#"{"name":"WRITING"}"#))
+            let duplicate = try await client.execute(uri: "/api/projects", method: .post, headers: jsonHeaders, body: json(#"{"name":"WRITING"}"#))
             #expect(duplicate.status == .conflict)
             #expect(try decode(ErrorBody.self, duplicate).error.contains("already exists"))
-            let notRunning = try await client.execute(uri: "/api/projects/\(project.id)/stop", method: .post)
+            let notRunning = try await client.execute(uri: "/api/projects/\(project.id)/stop", method: .post, headers: jsonHeaders)
             #expect(notRunning.status == .conflict)
-            let missing = try await client.execute(uri: "/api/projects/999/start", method: .post)
+            let missing = try await client.execute(uri: "/api/projects/999/start", method: .post, headers: jsonHeaders)
             #expect(missing.status == .notFound)
             #expect(try decode(ErrorBody.self, missing).error == "There is no project with id 999.")
-            let notAnID = try await client.execute(uri: "/api/projects/abc", method: .delete)
+            let notAnID = try await client.execute(uri: "/api/projects/abc", method: .delete, headers: jsonHeaders)
             #expect(notAnID.status == .badRequest)
             #expect(tracker.store.state.projects.map(\.name) == ["Writing"])
             #expect(tracker.store.state.projects.allSatisfy { !$0.isRunning })
@@ -87,7 +91,7 @@ struct APITests {
     @Test func anOversizedBodyIsRefused() async throws {
         try await withAPI { client, tracker in
             let body = #"{"name":""# + String(repeating: "x", count: 20_000) + #""}"#
-            let response = try await client.execute(uri: "/api/projects", method: .post, body: json(body))
+            let response = try await client.execute(uri: "/api/projects", method: .post, headers: jsonHeaders, body: json(body))
             #expect(response.status == .contentTooLarge)
             #expect(try decode(ErrorBody.self, response).error.contains("16 KiB"))
             #expect(tracker.store.state.projects.isEmpty)
@@ -134,4 +138,70 @@ struct EventTests {
             #expect(event.contains(#""now":"#))
         }
     }
+}
+
+@Suite("Requests the tracker did not invite")
+struct RequestGuardTests {
+    private let guarded = RequestGuard(listeningHost: "127.0.0.1", extraHosts: ["tracker.example"])
+
+    @Test(arguments: ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "LOCALHOST", "tracker.example:443"])
+    func requestsForThisServerPass(authority: String) {
+        #expect(guarded.refusal(method: .get, authority: authority, origin: nil, contentType: nil) == nil)
+        #expect(guarded.refusal(
+            method: .post, authority: authority, origin: "http://\(authority)", contentType: "application/json; charset=utf-8"
+        ) == nil)
+    }
+
+    // Issue 11: a DNS-rebinding page addresses the tracker by its own name; reads and deletes were answered.
+    @Test(arguments: [HTTPRequest.Method.get, .delete])
+    func anotherHostIsMisdirected(method: HTTPRequest.Method) {
+        let refusal = guarded.refusal(method: method, authority: "attacker.example:8080", origin: nil, contentType: nil)
+        #expect(refusal?.status == .misdirectedRequest)
+        #expect(refusal?.message.contains("--allow-host attacker.example") == true)
+    }
+
+    // Issue 11: a cross-origin form POST and a no-cors fetch created and started projects.
+    @Test(arguments: [nil, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"])
+    func aChangeThatIsNotJSONIsRefused(contentType: String?) {
+        let refusal = guarded.refusal(method: .post, authority: "127.0.0.1:8080", origin: nil, contentType: contentType)
+        #expect(refusal?.status == .unsupportedMediaType)
+    }
+
+    @Test func aChangeFromAnotherOriginIsForbidden() {
+        let refusal = guarded.refusal(
+            method: .post, authority: "127.0.0.1:8080", origin: "http://evil.example", contentType: "application/json"
+        )
+        #expect(refusal?.status == .forbidden)
+    }
+
+    @Test func aServerOnAnotherAddressDoesNotAnswerToLoopbackNames() {
+        let remote = RequestGuard(listeningHost: "192.0.2.10")
+        #expect(remote.refusal(method: .get, authority: "192.0.2.10:8080", origin: nil, contentType: nil) == nil)
+        #expect(remote.refusal(method: .get, authority: "localhost:8080", origin: nil, contentType: nil) != nil)
+    }
+
+    @Test func throughTheRouterRefusalsChangeNothingAndEveryResponseForbidsFraming() async throws {
+        try await withAPI { client, tracker in
+            let form = try await client.execute(
+                uri: "/api/projects", method: .post, headers: [.contentType: "text/plain"], body: json(#"{"name":"x"}"#)
+            )
+            #expect(form.status == .unsupportedMediaType)
+            let crossOrigin = try await client.execute(
+                uri: "/api/projects", method: .post,
+                headers: [.contentType: "application/json", .origin: "http://evil.example"], body: json(#"{"name":"x"}"#)
+            )
+            #expect(crossOrigin.status == .forbidden)
+            #expect(try decode(ErrorBody.self, crossOrigin).error.contains("evil.example"))
+            #expect(tracker.store.state.projects.isEmpty)
+            let page = try await client.execute(uri: "/", method: .get)
+            #expect(page.headers[.xFrameOptions] == "DENY")
+            #expect(page.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
+            #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'self'") == true)
+            #expect(form.headers[.xFrameOptions] == "DENY")
+        }
+    }
+}
+
+private extension HTTPField.Name {
+    static let xFrameOptions = Self("X-Frame-Options")!
 }
