@@ -17,6 +17,9 @@ public final class TimeTracker: Sendable {
     public let store: Store<TrackerState, TrackerStoreAction>
     /// The database file.
     public let path: String
+    /// What the user should hear about the database once, when it is opened: for now, projects whose names became
+    /// one when names started to be compared as Unicode does (`straße` and `STRASSE`), which stay until one is deleted.
+    public let notices: [String]
     private let monitor: DatabaseChangeMonitor
 
     /// Opens (or creates) the database at `path`.
@@ -37,6 +40,12 @@ public final class TimeTracker: Sendable {
         }
         self.store = store
         self.path = path
+        notices = try database.nameCollisions().map { collision in
+            """
+            The projects "\(collision.name)" and "\(collision.sameAs)" now count as the same name (case is \
+            compared as Unicode does). Both are kept; delete one of them to settle it.
+            """
+        }
         do {
             monitor = try DatabaseChangeMonitor(path: path, every: pollInterval) { [weak store] in
                 store?.dispatch(.refresh)

@@ -43,6 +43,7 @@ extension TrackerDatabase {
             return try summary(of: db.lastInsertedRowID, in: db)
         case .deleteProject(let id):
             _ = try name(of: id, in: db)
+            try passOnNameKey(of: id, in: db)
             try db.execute(sql: "DELETE FROM project WHERE id = ?", arguments: [id])
             return nil
         case .startActivity(let id):

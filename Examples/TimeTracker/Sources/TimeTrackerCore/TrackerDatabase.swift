@@ -41,6 +41,60 @@ final class TrackerDatabase: Sendable {
             // At most one running activity per project, whatever the writers do.
             try db.execute(sql: "CREATE UNIQUE INDEX activity_running ON activity(projectId) WHERE stoppedAt IS NULL")
         }
+        migrator.registerMigration("names compared by Unicode case folding") { db in
+            try rekeyNames(in: db)
+        }
         return migrator
+    }
+
+    /// Gives every project the key of ``ProjectName/key(for:)``, which the first schema computed by lowercasing.
+    /// Two names that were distinct then may be one now (`straße` and `STRASSE`): the older project keeps the key,
+    /// the newer one gets a key no name can have (the key, U+0001, its id) and is reported by ``nameCollisions()``
+    /// until the user deletes one of them. Nothing is merged or dropped.
+    private static func rekeyNames(in db: Database) throws {
+        let projects = try Row.fetchAll(db, sql: "SELECT id, name FROM project ORDER BY id")
+        // Keys are unique: move every one out of the way first, so that the new keys never meet an old one.
+        try db.execute(sql: "UPDATE project SET nameKey = char(1) || id")
+        var taken = Set<String>()
+        for project in projects {
+            let id: Int64 = project["id"]
+            var key = ProjectName.key(for: project["name"])
+            if !taken.insert(key).inserted { key += "\(collisionMark)\(id)" }
+            try db.execute(sql: "UPDATE project SET nameKey = ? WHERE id = ?", arguments: [key, id])
+        }
+    }
+
+    /// Marks the key of a project whose name collided with an older one's: a control character, which no name has.
+    private static let collisionMark: Character = "\u{1}"
+
+    /// The projects whose names became one with an older project's when the comparison changed, with that name.
+    func nameCollisions() throws(TrackerError) -> [(name: String, sameAs: String)] {
+        let projects: [(name: String, key: String)]
+        do {
+            projects = try pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT name, nameKey FROM project ORDER BY id").map { ($0["name"], $0["nameKey"]) }
+            }
+        } catch {
+            throw .database("could not read \(path): \(error)")
+        }
+        let holders = Dictionary(projects.map { ($0.key, $0.name) }, uniquingKeysWith: { first, _ in first })
+        return projects.compactMap { project in
+            guard let mark = project.key.firstIndex(of: Self.collisionMark) else { return nil }
+            return holders[String(project.key[..<mark])].map { (project.name, $0) }
+        }
+    }
+
+    /// Deleting the project that holds a key gives it to the oldest project whose name collided with it, if any.
+    static func passOnNameKey(of id: Int64, in db: Database) throws {
+        guard let key = try String.fetchOne(db, sql: "SELECT nameKey FROM project WHERE id = ?", arguments: [id]),
+              !key.contains(collisionMark)
+        else { return }
+        // The collided keys are the key, the mark (U+0001), an id: in binary order, between key + U+0001 and key + U+0002.
+        guard let heir = try Int64.fetchOne(
+            db, sql: "SELECT id FROM project WHERE nameKey >= ? AND nameKey < ? ORDER BY id LIMIT 1",
+            arguments: [key + "\u{1}", key + "\u{2}"]
+        ) else { return }
+        try db.execute(sql: "DELETE FROM project WHERE id = ?", arguments: [id])
+        try db.execute(sql: "UPDATE project SET nameKey = ? WHERE id = ?", arguments: [key, heir])
     }
 }

@@ -2,10 +2,14 @@
 public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The name was empty once surrounding white space was trimmed.
     case emptyName
-    /// The name is longer than ``ProjectName/maximumLength`` characters.
+    /// The name is longer than ``ProjectName/maximumLength`` characters or ``ProjectName/maximumByteCount`` bytes.
     case nameTooLong
     /// The name contains a control character (a new line, a tab, …).
     case nameHasControlCharacters
+    /// The name contains an invisible code point or a bidi control (this one), outside an emoji sequence.
+    case nameHasInvisibleCharacters(Unicode.Scalar)
+    /// The name begins with a combining mark, which has nothing to combine with.
+    case nameStartsWithCombiningMark
     /// Another project has this name, ignoring case.
     case duplicateName(existing: String)
     /// No project has this name or id.
@@ -22,9 +26,20 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .emptyName:
             "A project needs a name."
         case .nameTooLong:
-            "A project name has at most \(ProjectName.maximumLength) characters."
+            """
+            A project name has at most \(ProjectName.maximumLength) characters and \(ProjectName.maximumByteCount) \
+            bytes in UTF-8 (accents and emoji take several).
+            """
         case .nameHasControlCharacters:
             "A project name cannot contain control characters such as new lines or tabs."
+        case .nameHasInvisibleCharacters(let scalar):
+            """
+            A project name cannot contain invisible or text-direction characters \
+            (it holds U+\(String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4))), \
+            which make one name look like another.
+            """
+        case .nameStartsWithCombiningMark:
+            "A project name cannot begin with a combining mark (an accent with no letter under it)."
         case .duplicateName(let existing):
             "A project named \"\(existing)\" already exists (names are compared ignoring case)."
         case .projectNotFound(let project):
@@ -36,5 +51,11 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .database(let reason):
             "The database failed: \(reason)"
         }
+    }
+}
+
+private extension String {
+    func leftPadded(to length: Int) -> String {
+        String(repeating: "0", count: max(0, length - count)) + self
     }
 }

@@ -15,8 +15,11 @@ public struct TrackerState: Equatable, Sendable {
         projects.first { $0.id == id }
     }
 
-    /// The project whose name is `name`, ignoring case and surrounding white space.
+    /// The project whose name is `name`, ignoring case and surrounding white space; the one with exactly this name
+    /// first, should two names be one ignoring case (see ``TimeTracker/notices``).
     public func project(named name: String) -> ProjectSummary? {
+        let exact = name.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
+        if let project = projects.first(where: { $0.name == exact }) { return project }
         let key = ProjectName.key(for: name)
         return projects.first { ProjectName.key(for: $0.name) == key }
     }

@@ -66,7 +66,8 @@ extension TrackerError {
     /// Bad input is the client's fault (400, 404, 409); a failing database is ours (500).
     var httpStatus: HTTPResponse.Status {
         switch self {
-        case .emptyName, .nameTooLong, .nameHasControlCharacters: .badRequest
+        case .emptyName, .nameTooLong, .nameHasControlCharacters, .nameHasInvisibleCharacters, .nameStartsWithCombiningMark:
+            .badRequest
         case .projectNotFound: .notFound
         case .duplicateName, .alreadyRunning, .notRunning: .conflict
         case .database: .internalServerError

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Statehouse
 import Testing
 import TimeTrackerCore
@@ -93,4 +94,41 @@ final class Renders: Sendable {
     var all: [[String]] { renders.value }
     var last: [String]? { renders.value.last }
     func append(_ names: [String]) { renders.update { $0.append(names) } }
+
+    // Issue 11: names are now compared by Unicode case folding; a database made before keeps both of two names that
+    // collide under the new comparison, and says so, instead of merging or refusing to open.
+    @Test func namesThatCollideUnderTheNewComparisonAreKeptAndReported() async throws {
+        let database = TemporaryDatabase()
+        try FileManager.default.createDirectory(at: database.directory, withIntermediateDirectories: true)
+        try await DatabaseQueue(path: database.path).write { db in
+            // The first schema, as its migration made it, with keys lowercased.
+            try db.execute(sql: """
+                CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                INSERT INTO grdb_migrations VALUES ('projects and activities');
+                CREATE TABLE project (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL,
+                                      nameKey TEXT NOT NULL UNIQUE, created DOUBLE NOT NULL);
+                CREATE TABLE activity (id INTEGER PRIMARY KEY AUTOINCREMENT,
+                                       projectId INTEGER NOT NULL REFERENCES project(id) ON DELETE CASCADE,
+                                       startedAt DOUBLE NOT NULL, stoppedAt DOUBLE,
+                                       CHECK (stoppedAt IS NULL OR stoppedAt >= startedAt));
+                INSERT INTO project (name, nameKey, created) VALUES ('straße', 'straße', 0), ('STRASSE', 'strasse', 0),
+                                                                    ('Writing', 'writing', 0);
+                """)
+        }
+        let tracker = try TestClock().tracker(at: database.path)
+        #expect(tracker.store.state.projects.count == 3)
+        #expect(tracker.notices.count == 1)
+        #expect(tracker.notices.first?.contains(#""STRASSE" and "straße""#) == true)
+        await #expect(throws: TrackerError.duplicateName(existing: "straße")) {
+            try await tracker.perform(.addProject(name: "Strasse"))
+        }
+        // Deleting the older one passes the name on: the other is then the one that holds it.
+        try await tracker.perform(.deleteProject(id: try tracker.project(named: "straße").id))
+        let reopened = try TestClock().tracker(at: database.path)
+        #expect(reopened.notices.isEmpty)
+        #expect(reopened.store.state.projects.map(\.name) == ["STRASSE", "Writing"])
+        await #expect(throws: TrackerError.duplicateName(existing: "STRASSE")) {
+            try await reopened.perform(.addProject(name: "Straße"))
+        }
+    }
 }

@@ -27,6 +27,47 @@ struct ProjectNameTests {
         #expect(try ProjectName("WRITING").key == (try ProjectName("writing").key))
         #expect(try ProjectName("ÉTÉ").key == (try ProjectName("e\u{301}te\u{301}").key))
     }
+
+    // Issue 11: one letter with 7,999 combining marks (16,000 bytes) was one "character", and accepted.
+    @Test func aNameIsBoundedInBytesToo() throws {
+        let heavy = "a" + String(repeating: "\u{301}", count: 7_999)
+        #expect(heavy.count == 1)
+        #expect(throws: TrackerError.nameTooLong) { try ProjectName(heavy) }
+        #expect(throws: TrackerError.nameTooLong) { try ProjectName(String(repeating: "€", count: 134)) }  // 402 bytes
+        #expect(try ProjectName(String(repeating: "€", count: 133)).display.utf8.count == 399)
+        #expect(TrackerError.nameTooLong.description.contains("400 bytes"))
+    }
+
+    // Issue 11: uniqueness used lowercased(), so these pairs were two projects.
+    @Test(arguments: [("ΟΔΟΣ", "οδος"), ("straße", "STRASSE"), ("ﬁle", "FILE"), ("Ǆemal", "ǆemal")])
+    func theKeyFoldsCaseAsUnicodeDoes(one: String, other: String) throws {
+        #expect(try ProjectName(one).key == (try ProjectName(other).key))
+        #expect(try ProjectName(one).display == one)
+    }
+
+    // Issue 11: names that are invisible, or look like another, were accepted.
+    @Test(arguments: [
+        "Wri\u{200B}ting", "\u{FEFF}Writing", "\u{200C}", "Writing\u{2060}", "\u{202E}gnitirW", "Wri\u{200D}ting",
+        "abc\u{2066}d", "x\u{115F}",
+    ])
+    func invisibleAndDirectionCharactersAreRefused(name: String) {
+        #expect {
+            try ProjectName(name)
+        } throws: { error in
+            guard case .nameHasInvisibleCharacters = error as? TrackerError else { return false }
+            return (error as? TrackerError)?.description.contains("U+") == true
+        }
+    }
+
+    @Test(arguments: ["\u{301}", "\u{301}Writing", "\u{20DD}"])
+    func aNameCannotBeginWithACombiningMark(name: String) {
+        #expect(throws: TrackerError.nameStartsWithCombiningMark) { try ProjectName(name) }
+    }
+
+    @Test(arguments: ["👩\u{200D}👩\u{200D}👧 family", "❤\u{FE0F} hearts", "🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F} Scotland", "1\u{FE0F}\u{20E3} first"])
+    func emojiSequencesKeepTheirJoinersAndSelectors(name: String) throws {
+        #expect(try ProjectName(name).display == name.precomposedStringWithCanonicalMapping)
+    }
 }
 
 @Suite("Actions and rules", .serialized)
