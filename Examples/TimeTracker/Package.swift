@@ -70,7 +70,10 @@ let package = Package(
             ]
         ),
         // Runs the built `timetrack` executable, as a user would.
-        .testTarget(name: "TimeTrackerCLITests", dependencies: ["timetrack", "TimeTrackerCore", "TimeTrackerTestSupport"]),
+        .testTarget(
+            name: "TimeTrackerCLITests",
+            dependencies: ["timetrack", "TimeTrackerCore", "TimeTrackerTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,7 +13,10 @@ struct DatabaseOptions: ParsableArguments {
     )
     var path: String?
 
+    /// Opens the tracker, and tells the user on standard error what they should know about the database.
     func openTracker() throws -> TimeTracker {
-        try TimeTracker(path: path ?? TimeTracker.defaultDatabasePath())
+        let tracker = try TimeTracker(path: path ?? TimeTracker.defaultDatabasePath())
+        for notice in tracker.notices { StandardOutput.warn(notice) }
+        return tracker
     }
 }

@@ -15,9 +15,9 @@ struct List: AsyncParsableCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let payload = projects.map { ProjectPayload($0, includingStart: false) }
-            StandardOutput.write(String(decoding: try encoder.encode(payload), as: UTF8.self) + "\n")
+            try StandardOutput.show(String(decoding: try encoder.encode(payload), as: UTF8.self) + "\n")
         } else {
-            StandardOutput.write(ProjectTable(projects).text)
+            try StandardOutput.show(ProjectTable(projects).text)
         }
     }
 }

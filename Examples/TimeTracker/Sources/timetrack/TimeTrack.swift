@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `timetrack`: the command line of the time tracker.
 @main
@@ -12,4 +13,9 @@ struct TimeTrack: AsyncParsableCommand {
             """,
         subcommands: [Add.self, Start.self, Stop.self, Delete.self, List.self, Watch.self, Serve.self]
     )
+
+    static func main() async {
+        StandardOutput.holdClosedStandardDescriptors()
+        await main(nil)
+    }
 }

@@ -41,9 +41,9 @@ struct Watch: AsyncParsableCommand {
             if interactive {
                 // Home, clear the screen, draw: the ticking is display only, nothing is read or written.
                 let table = ProjectTable(projects, now: Date()).text
-                StandardOutput.write("\u{1B}[H\u{1B}[2J" + "timetrack — \(tracker.path) — Ctrl-C to quit\n\n" + table)
+                try StandardOutput.show("\u{1B}[H\u{1B}[2J" + "timetrack — \(tracker.path) — Ctrl-C to quit\n\n" + table)
             } else if case .changed = event {
-                StandardOutput.write(ProjectTable(projects).text + "\n")
+                try StandardOutput.show(ProjectTable(projects).text + "\n")
             }
         }
     }

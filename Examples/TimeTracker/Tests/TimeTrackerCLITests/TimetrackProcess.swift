@@ -16,23 +16,31 @@ final class TimetrackProcess {
     private let collectedOutput = CollectedText()
     private let collectedErrors = CollectedText()
 
-    /// Starts `timetrack arguments…`; `environment` is added to the test's own.
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `timetrack arguments…`; `environment` is added to the test's own. Its standard output is collected,
+    /// unless `standardOutput` (a `FileHandle` or a `Pipe`) is given.
+    init(_ arguments: [String], environment: [String: String] = [:], standardOutput: Any? = nil) throws {
         process.executableURL = Self.executable
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let stdout = Pipe(), stderr = Pipe()
-        process.standardOutput = stdout
+        let stderr = Pipe()
+        if let standardOutput {
+            process.standardOutput = standardOutput
+        } else {
+            let stdout = Pipe()
+            process.standardOutput = stdout
+            stdout.fileHandleForReading.readabilityHandler = { [collectedOutput] in collectedOutput.append($0.availableData) }
+        }
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
-        stdout.fileHandleForReading.readabilityHandler = { [collectedOutput] in collectedOutput.append($0.availableData) }
         stderr.fileHandleForReading.readabilityHandler = { [collectedErrors] in collectedErrors.append($0.availableData) }
         try process.run()
     }
 
     /// Runs `timetrack arguments…` to the end.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String, errors: String) {
-        let process = try TimetrackProcess(arguments, environment: environment)
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], standardOutput: Any? = nil
+    ) throws -> (status: Int32, output: String, errors: String) {
+        let process = try TimetrackProcess(arguments, environment: environment, standardOutput: standardOutput)
         let status = process.waitForExit()
         return (status, process.output, process.errors)
     }
