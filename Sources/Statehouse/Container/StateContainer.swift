@@ -93,8 +93,9 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// ```
     ///
     /// `body` runs while the container is locked, so it must be quick and must not use a container or a store:
-    /// this container's lock is not reentrant (using it from `body` stops the process), and reading another
-    /// container that is running an `update` reading this one is a deadlock. Read what `body` needs before calling
+    /// this container's lock is not reentrant (using it from `body` stops the process with a message saying so),
+    /// and two `update` bodies on two threads that each use the other's container could wait for each other forever:
+    /// that too stops the process, with a message naming both containers. Read what `body` needs before calling
     /// `update`. If `body` throws, whatever it changed before throwing is kept and delivered, and the error is
     /// rethrown.
     ///
@@ -142,11 +143,16 @@ public final class StateContainer<Value: Sendable>: Sendable {
         return result
     }
 
-    /// Runs `body` under the lock, after making sure that this thread is not inside an `update` body of this
-    /// container, which holds the lock already.
+    /// Runs `body` under the lock. When the lock is held, makes sure first that waiting for it can end: this thread
+    /// must not be inside an `update` body of this container (which holds the lock already), nor of a container
+    /// whose lock the thread inside this one's `update` body waits for (see ``CrossedUpdates``).
     @inlinable
     func locked<Result: Sendable>(_ body: (inout ContainerState<Value>) -> Result) -> Result {
-        state.withLock(whenContended: { refuseUseInsideOwnUpdate() }) { body(&$0) }
+        var waitsForAnUpdate = false
+        return state.withLock(
+            whenContended: { waitsForAnUpdate = refuseWaitThatCannotEnd() },
+            afterWaiting: { if waitsForAnUpdate { CrossedUpdates.didWait() } }
+        ) { body(&$0) }
     }
 
     /// Runs `body`, an `update` body's call under the lock, marking this thread as the one inside it.
@@ -157,14 +163,22 @@ public final class StateContainer<Value: Sendable>: Sendable {
         return body()
     }
 
+    /// Fails with a message if this thread is inside this container's `update` body, or if waiting for the thread
+    /// that is would close a circle of `update` bodies waiting for one another.
+    /// - Returns: Whether this thread now counts as waiting for an `update` body (then call
+    ///   `CrossedUpdates.didWait()` once it has the lock).
     @usableFromInline
-    func refuseUseInsideOwnUpdate() {
-        guard updatingThread.load(ordering: .relaxed) == currentThreadIdentity() else { return }
-        preconditionFailure(
-            "Statehouse: the update body of the container \(String(reflecting: key)) used that same container. "
-                + "The body runs with the container locked: change the value through the body's inout argument, "
-                + "and read anything else it needs before calling update."
-        )
+    func refuseWaitThatCannotEnd() -> Bool {
+        let holder = updatingThread.load(ordering: .relaxed)
+        guard holder != 0 else { return false }
+        guard holder != currentThreadIdentity() else {
+            preconditionFailure(
+                "Statehouse: the update body of the container \(String(reflecting: key)) used that same container. "
+                    + "The body runs with the container locked: change the value through the body's inout argument, "
+                    + "and read anything else it needs before calling update."
+            )
+        }
+        return CrossedUpdates.willWait(for: self, heldBy: holder)
     }
 
     /// Replaces the value with `newValue` if `shouldReplace`, called with the current value under the lock, says so;
@@ -250,4 +264,9 @@ final class ObservationAnchor: Observable, Sendable {
     @usableFromInline var value: Void { () }
 
     @usableFromInline init() {}
+}
+
+extension StateContainer: UpdatingContainer {
+    var threadInsideUpdate: UInt { updatingThread.load(ordering: .relaxed) }
+    var keyDescription: String { String(reflecting: key) }
 }

@@ -36,17 +36,19 @@ import Synchronization
         return try runLocked(body)
     }
 
-    /// Runs `body` with exclusive access to the state; calls `whenContended` first if the lock is held, by another
-    /// thread or by this one: a cheap place to recognize misuse, since an uncontended try-lock costs what a lock
-    /// does.
+    /// Runs `body` with exclusive access to the state; if the lock is held, by another thread or by this one, calls
+    /// `whenContended` before waiting for it and `afterWaiting` once it has it: a cheap place to recognize misuse,
+    /// since an uncontended try-lock costs what a lock does.
     @inlinable @inline(__always)
     package borrowing func withLock<Result: ~Copyable, Failure: Error>(
         whenContended: () -> Void,
+        afterWaiting: () -> Void,
         _ body: (inout sending State) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
         if !mutex._unsafeTryLock() {
             whenContended()
             mutex._unsafeLock()
+            afterWaiting()
         }
         return try runLocked(body)
     }

@@ -51,11 +51,13 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
         }
     }
 
-    /// Notes that the store now shows the state after `count` actions.
-    func travel(to count: Int) {
+    /// Notes that the store now shows the state after `count` actions, and returns that state; `nil` if the store
+    /// is not recording or the recording has fewer actions (a travel and an action since dropped them).
+    func travel(to count: Int, reducer: (inout State, Action) -> Effect<Action>) -> State? {
         session.withLock { session in
-            guard let recorded = session?.recording.actions.count else { return }
-            session?.travelled = count == recorded ? nil : count
+            guard let recording = session?.recording, count <= recording.actions.count else { return nil }
+            session?.travelled = count == recording.actions.count ? nil : count
+            return recording.state(afterFirst: count, reducer: reducer)
         }
     }
 }
@@ -84,14 +86,22 @@ extension Store {
     /// started, `recording.actions.count` the latest. Subscribers are told as for any change. Dispatching from a
     /// past state continues from it and drops the recorded actions after it.
     ///
+    /// The travel takes its turn like an action: actions dispatched before it are applied and recorded first, and
+    /// the state shown and the recording's position change together, under the state lock, so that the recording
+    /// always reproduces the store.
+    ///
     /// - Throws: ``TimeTravelError`` if the store is not recording or `step` is out of range.
     public func travel(to step: Int) throws(TimeTravelError) {
         guard let reducer, let recording = recorder.recording else { throw .notRecording }
         guard (0...recording.actions.count).contains(step) else {
             throw .noSuchStep(step, recorded: recording.actions.count)
         }
-        recorder.travel(to: step)
-        replaceState(recording.state(afterFirst: step, reducer: reducer))
+        submit(.run { [self] in
+            commit { core in
+                guard let past = recorder.travel(to: step, reducer: reducer) else { return ((), nil) }
+                return ((), core.replace(with: past))
+            }
+        })
     }
 
     /// Applies every action of `recording` to its initial state with this store's reducer, without running

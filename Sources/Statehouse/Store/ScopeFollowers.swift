@@ -2,13 +2,18 @@ import Synchronization
 
 /// The scoped stores that show part of a store's state (``Store/scope(state:action:)``).
 ///
-/// The store updates them on its processor, after its state changed and before its own subscribers hear of it, so
-/// that a subscriber of the parent that reads a scoped store sees the part of the state it was called for: a view
-/// of the parent is never older than the parent. (Following through a subscription of the parent, as scoped stores
-/// first did, left them behind for every subscriber called before that one.)
+/// The store updates them on its processor, after its state changed and before any subscriber hears of it, in two
+/// steps: first every scoped store (and every scope of those) takes its part of the new state, then their
+/// subscribers are told, then the store's own. So a subscriber of the store or of any scope of it that reads another
+/// scope sees the part of the state it was called for: a view of the parent is never older than the parent.
+/// (Following through a subscription of the parent, as scoped stores first did, left them behind for every
+/// subscriber called before that one; telling each scope's subscribers as soon as that scope had followed left its
+/// siblings behind.)
 @usableFromInline
 final class ScopeFollowers<State: Sendable>: Sendable {
-    @usableFromInline typealias Follow = @Sendable (State) -> Void
+    /// Takes the scoped store's part of the state; returns what tells its subscribers, to run once every scope has
+    /// followed.
+    @usableFromInline typealias Follow = @Sendable (State) -> PendingDelivery?
 
     private struct Table: Sendable {
         var entries: ContiguousArray<(id: UInt64, follow: Follow)> = []
@@ -42,11 +47,21 @@ final class ScopeFollowers<State: Sendable>: Sendable {
     }
 
     /// Shows `state` to every scoped store. Called on the store's processor.
+    /// - Returns: What tells their subscribers, in the order the scopes were made.
     @usableFromInline
-    func follow(_ state: State) {
-        for entry in table.withLock({ $0.entries }) {
-            entry.follow(state)
-        }
+    func follow(_ state: State) -> [PendingDelivery] {
+        table.withLock({ $0.entries }).compactMap { $0.follow(state) }
+    }
+}
+
+/// The subscribers of a scoped store to tell of the state it took, after its siblings took theirs.
+@usableFromInline
+struct PendingDelivery {
+    @usableFromInline let deliver: () -> Void
+
+    @usableFromInline
+    init(_ deliver: @escaping () -> Void) {
+        self.deliver = deliver
     }
 }
 

@@ -5,9 +5,9 @@ extension Store {
     /// let settings: Store<Settings, SettingsAction> = appStore.scope(state: \.settings, action: AppAction.settings)
     /// ```
     ///
-    /// The scoped store is a view of this one: its state is updated with this store's, before any subscriber of
-    /// either is told, so a subscriber of this store that reads the scoped store sees the part of the state it was
-    /// called for. Its subscribers are served in order with this store's work, and its actions go through this
+    /// The scoped store is a view of this one: its state is updated with this store's, together with every other
+    /// scope of it, before any subscriber of any of them is told, so a subscriber of this store or of a scope that
+    /// reads another scope sees the part of the state it was called for. Its subscribers are served in order with this store's work, and its actions go through this
     /// store's middleware and reducer. It keeps this store alive.
     public func scope<ChildState: Sendable, ChildAction: Sendable>(
         state toChildState: any KeyPath<State, ChildState> & Sendable,

@@ -219,9 +219,20 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     }
 
     /// Changes the state under the lock with `change`, which returns whom to tell; then tells persistence, the scoped
-    /// stores and the subscribers, in that order. Runs on the processor.
+    /// stores, their subscribers and this store's, in that order. Runs on the processor.
     @inlinable @inline(__always)
     func commit<Result>(_ change: (inout StoreState<State>) -> (Result, DeliveryRound<State>?)) -> Result {
+        let (result, round, scopes) = commitWithoutTelling(change)
+        for scope in scopes { scope.deliver() }
+        round?.deliver(on: currentThreadIdentity())
+        return result
+    }
+
+    /// ``commit(_:)`` up to the subscribers: returns whom to tell, this store's subscribers and its scopes'.
+    @inlinable @inline(__always)
+    func commitWithoutTelling<Result>(
+        _ change: (inout StoreState<State>) -> (Result, DeliveryRound<State>?)
+    ) -> (Result, DeliveryRound<State>?, [PendingDelivery]) {
         let needsState = persistence != nil || !followers.isEmpty
         let (result, round, committed) = registrar.changing {
             core.withLock { core in
@@ -229,12 +240,9 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
                 return (result, round, needsState ? (core.state, core.changeCount) : nil)
             }
         }
-        if let (state, count) = committed {
-            persistence?.changed(state, count: count)
-            followers.follow(state)
-        }
-        round?.deliver(on: currentThreadIdentity())
-        return result
+        guard let (state, count) = committed else { return (result, round, []) }
+        persistence?.changed(state, count: count)
+        return (result, round, followers.isEmpty ? [] : followers.follow(state))
     }
 
     /// Shows a state another process stored, if this store has not changed since `count` (an action applied
@@ -250,14 +258,23 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         }
         guard let (round, newCount) = taken else { return false }
         persistence?.tookStoredValue(newState, count: newCount)
-        if !followers.isEmpty { followers.follow(newState) }
+        if !followers.isEmpty {
+            for scope in followers.follow(newState) { scope.deliver() }
+        }
         round?.deliver(on: currentThreadIdentity())
         return true
     }
 
-    /// A scoped store's side of following its parent: takes `newState`, its part of the parent's new state.
-    func follow(_ newState: State) {
-        commit { ((), $0.replace(with: newState)) }
+    /// A scoped store's side of following its parent: takes `newState`, its part of the parent's new state, and has
+    /// its own scopes follow.
+    /// - Returns: What tells its subscribers and its scopes', once the parent's other scopes have followed too.
+    func follow(_ newState: State) -> PendingDelivery? {
+        let ((), round, scopes) = commitWithoutTelling { ((), $0.replace(with: newState)) }
+        guard round != nil || !scopes.isEmpty else { return nil }
+        return PendingDelivery {
+            for scope in scopes { scope.deliver() }
+            round?.deliver(on: currentThreadIdentity())
+        }
     }
 
     /// Queues `newState` to replace the state, in order with the other work, and to be written to the storage.

@@ -1,3 +1,5 @@
+import Foundation
+import Synchronization
 import Testing
 import Statehouse
 
@@ -37,5 +39,41 @@ struct UpdateBodyMisuseTests {
             }
         }
         #expect(count.value == 80_000)
+    }
+
+    // Found by the review of issue 10: `a.update { b.value }` racing `b.update { a.value }` ended the process with
+    // the lock's "Recursive call to lock Mutex", which names nothing of Statehouse.
+    @Test func crossedUpdateBodiesStopWithAMessageNamingBothContainers() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let a = StateContainer(0, key: "misuse.crossed.a")
+            let b = StateContainer(0, key: "misuse.crossed.b")
+            let arrived = Atomic(0)
+            // Both bodies start before either reads the other container: the circle always closes.
+            let meet: @Sendable () -> Void = {
+                arrived.add(1, ordering: .sequentiallyConsistent)
+                while arrived.load(ordering: .sequentiallyConsistent) < 2 { sched_yield() }
+            }
+            Thread.detachNewThread { a.update { value in meet(); value += b.value } }
+            Thread.detachNewThread { b.update { value in meet(); value += a.value } }
+            sleep(60)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("update bodies on 2 threads wait for one another's containers"))
+        #expect(message.contains("misuse.crossed.a") && message.contains("misuse.crossed.b"))
+    }
+
+    @Test func updateBodiesThatReadOtherContainersWithoutACircleAreNotStopped() async {
+        let a = StateContainer(0, key: "misuse.chain.a")
+        let b = StateContainer(0, key: "misuse.chain.b")
+        let c = StateContainer(1, key: "misuse.chain.c")
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<2 {
+                group.addTask { for _ in 0..<5_000 { a.update { _ = b.value; $0 += 1 } } }
+                group.addTask { for _ in 0..<5_000 { b.update { $0 += c.value } } }
+                group.addTask { for _ in 0..<5_000 { c.update { $0 += 0 }; c.modify(1) } }
+            }
+        }
+        #expect(a.value == 10_000)
+        #expect(b.value == 10_000)
     }
 }
