@@ -53,7 +53,15 @@ extension TrackerDatabase {
                 arguments: [id]
             )
             if running == true { throw TrackerError.alreadyRunning(project: project) }
-            try db.execute(sql: "INSERT INTO activity (projectId, startedAt) VALUES (?, ?)", arguments: [id, now])
+            // A clock set back (an NTP step, a laptop resuming) must not start an activity inside the last one,
+            // which would count the same time twice: it starts where the last one ended instead.
+            try db.execute(
+                sql: """
+                    INSERT INTO activity (projectId, startedAt)
+                    VALUES (?, MAX(?, COALESCE((SELECT MAX(stoppedAt) FROM activity WHERE projectId = ?), ?)))
+                    """,
+                arguments: [id, now, id, now]
+            )
             return try summary(of: id, in: db)
         case .stopActivity(let id):
             let project = try name(of: id, in: db)

@@ -2,26 +2,15 @@ import Foundation
 import Hummingbird
 import NIOCore
 import ServiceLifecycle
-import Statehouse
-import TimeTrackerCore
 
 /// `GET /api/events`: server-sent events carrying the projects now, then after every change of the store's state,
-/// whoever made it. Each event also carries the server's clock, so that pages tick running timers from it.
+/// whoever made it (the bytes are ``ProjectEvents``', shared by every page). Before each, a `clock` event with the
+/// server's time, so that pages tick running timers from the server's clock whenever they connected.
 struct EventStream: Sendable {
-    let store: Store<TrackerState, TrackerStoreAction>
+    let events: ProjectEvents
     /// A comment line sent when nothing else was, so that proxies keep the connection open and a closed page is
     /// noticed (the write fails) even when nothing changes.
     var heartbeat: Duration = .seconds(15)
-
-    private enum Event: Sendable {
-        case projects([ProjectSummary])
-        case heartbeat
-    }
-
-    private struct Payload: Encodable {
-        var now: Double
-        var projects: [ProjectPayload]
-    }
 
     func response() -> Response {
         Response(
@@ -31,11 +20,19 @@ struct EventStream: Sendable {
         )
     }
 
+    private enum Event: Sendable {
+        case projects(ByteBuffer)
+        case heartbeat
+    }
+
     /// Subscribes only once the body is written, so that a response never sent holds no subscription.
     private func stream(to writer: inout any ResponseBodyWriter) async throws {
-        // Only the newest events matter to a slow page: each carries the whole list.
-        let (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(4))
-        let subscription = store.subscribe(\.projects) { continuation.yield(.projects($0)) }
+        let (projects, endProjects) = events.subscribe()
+        let (merged, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(4))
+        let forwarding = Task {
+            for await event in projects { continuation.yield(.projects(event)) }
+            continuation.finish()
+        }
         let heartbeat = heartbeat
         let beating = Task {
             while !Task.isCancelled {
@@ -44,28 +41,24 @@ struct EventStream: Sendable {
             }
         }
         defer {
-            subscription.cancel()
+            endProjects()
+            forwarding.cancel()
             beating.cancel()
         }
         // A server shutting down ends the stream instead of waiting for the page to close.
         try await withGracefulShutdownHandler {
-            for await event in events {
-                try await writer.write(ByteBuffer(string: Self.text(of: event)))
+            for await event in merged {
+                switch event {
+                case .projects(let bytes):
+                    try await writer.write(ByteBuffer(string: "event: clock\ndata: \(Date().timeIntervalSince1970)\n\n"))
+                    try await writer.write(bytes)
+                case .heartbeat:
+                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                }
             }
         } onGracefulShutdown: {
             continuation.finish()
         }
         try await writer.finish(nil)
-    }
-
-    private static func text(of event: Event) -> String {
-        switch event {
-        case .heartbeat:
-            return ": heartbeat\n\n"
-        case .projects(let projects):
-            let payload = Payload(now: Date().timeIntervalSince1970, projects: projects.map { ProjectPayload($0) })
-            let json = (try? JSONEncoder().encode(payload)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-            return "event: projects\ndata: \(json)\n\n"
-        }
     }
 }

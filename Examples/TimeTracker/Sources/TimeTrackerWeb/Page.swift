@@ -82,8 +82,10 @@ enum Page {
 
         function serverNow() { return Date.now() / 1000 + clockOffset; }
 
+        // The rule of ProjectSummary.elapsed(at:): a running activity that starts "in the future" (the server's
+        // clock was set back) counts as not started yet, never as negative time taken from the finished ones.
         function elapsed(project) {
-          return project.elapsedSeconds + (project.running ? serverNow() - project.runningSince : 0);
+          return project.elapsedSeconds + (project.running ? Math.max(0, serverNow() - project.runningSince) : 0);
         }
 
         function button(label, className, action) {
@@ -154,10 +156,9 @@ enum Page {
         });
 
         const events = new EventSource("/api/events");
+        events.addEventListener("clock", event => { clockOffset = Number(event.data) - Date.now() / 1000; });
         events.addEventListener("projects", event => {
-          const data = JSON.parse(event.data);
-          clockOffset = data.now - Date.now() / 1000;
-          projects = data.projects;
+          projects = JSON.parse(event.data).projects;
           render();
         });
         events.addEventListener("open", () => { document.getElementById("connection").textContent = "live"; });

@@ -32,7 +32,8 @@ public enum WebApplication {
         router.get("/") { _, _ in Page.response }
         router.get("app.js") { _, _ in Page.scriptResponse }
         ProjectsAPI(tracker: tracker).register(on: router.group("api/projects"))
-        router.get("api/events") { _, _ in EventStream(store: tracker.store).response() }
+        let events = ProjectEvents(store: tracker.store)
+        router.get("api/events") { _, _ in EventStream(events: events).response() }
         return router
     }
 }

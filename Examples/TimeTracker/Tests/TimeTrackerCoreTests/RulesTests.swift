@@ -156,6 +156,25 @@ struct ActionTests {
         #expect(try await tracker.perform(.stopActivity(projectID: id))?.elapsedSeconds == 0)
     }
 
+    // Issue 11: an hour's activity, the clock stepped back an hour, then ten minutes more: the second activity lay
+    // inside the first, and both were counted (1:10:00 for 1:00:00 of wall time at most).
+    @Test func aClockSetBackNeverMakesActivitiesOverlap() async throws {
+        let database = TemporaryDatabase()
+        let clock = TestClock()
+        let tracker = try clock.tracker(at: database.path)
+        let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
+        try await tracker.perform(.startActivity(projectID: id))
+        clock.advance(by: 3600)
+        try await tracker.perform(.stopActivity(projectID: id))
+        clock.advance(by: -3600)  // an NTP step, a laptop resuming with a wrong clock
+        let restarted = try #require(try await tracker.perform(.startActivity(projectID: id)))
+        // It starts where the last one ended, not inside it.
+        #expect(restarted.runningSince == clock.now.addingTimeInterval(3600))
+        #expect(restarted.elapsed(at: clock.now) == 3600)
+        clock.advance(by: 600)
+        #expect(try await tracker.perform(.stopActivity(projectID: id))?.elapsedSeconds == 3600)
+    }
+
     @Test func theProjectANameMeansIgnoresCase() async throws {
         let database = TemporaryDatabase()
         let tracker = try TestClock().tracker(at: database.path)

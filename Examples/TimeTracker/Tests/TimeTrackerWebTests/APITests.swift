@@ -130,12 +130,13 @@ struct EventTests {
         try await application.test(.live) { client in
             let port = try #require(client.port)
             let events = try EventStreamClient(port: port)
+            // First the server's clock (pages tick running timers from it), then the projects.
+            #expect(events.next().flatMap(Double.init) != nil)
             #expect(events.next().map { $0.contains(#""projects":[]"#) } == true)
             try await tracker.perform(.addProject(name: "Here"))
             #expect(events.next { $0.contains(#""name":"Here""#) } != nil)
             try await other.perform(.addProject(name: "Elsewhere"))
-            let event = try #require(events.next { $0.contains("Elsewhere") })
-            #expect(event.contains(#""now":"#))
+            #expect(events.next { $0.contains("Elsewhere") } != nil)
         }
     }
 }
