@@ -7,10 +7,14 @@ import Synchronization
 public final class ActionReply: Sendable {
     public typealias Outcome = Result<ProjectSummary?, TrackerError>
 
+    /// The latest time the action may get the database's write lock by: the time it was asked for plus the
+    /// tracker's lock timeout, so that waiting in line behind other writes counts too.
+    let deadline: ContinuousClock.Instant
     private let continuation: Mutex<CheckedContinuation<Outcome, Never>?>
 
-    init(_ continuation: CheckedContinuation<Outcome, Never>) {
+    init(_ continuation: CheckedContinuation<Outcome, Never>, deadline: ContinuousClock.Instant) {
         self.continuation = Mutex(continuation)
+        self.deadline = deadline
     }
 
     deinit {

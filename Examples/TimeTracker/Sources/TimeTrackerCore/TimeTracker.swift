@@ -20,19 +20,24 @@ public final class TimeTracker: Sendable {
     /// What the user should hear about the database once, when it is opened: for now, projects whose names became
     /// one when names started to be compared as Unicode does (`straße` and `STRASSE`), which stay until one is deleted.
     public let notices: [String]
+    private let lockTimeout: Duration
     private let monitor: DatabaseChangeMonitor
 
     /// Opens (or creates) the database at `path`.
     ///
     /// - Parameters:
     ///   - pollInterval: How often to look for changes made by other processes.
+    ///   - lockTimeout: How long an action may wait, from when it is performed, for another program to release the
+    ///     database; past it, the action fails with ``TrackerError/databaseLocked(waited:)``.
     ///   - now: The clock that dates activities; tests pass their own.
     public init(
         path: String,
         pollInterval: Duration = .milliseconds(250),
+        lockTimeout: Duration = .seconds(5),
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(TrackerError) {
-        let database = try TrackerDatabase(path: path)
+        self.lockTimeout = lockTimeout
+        let database = try TrackerDatabase(path: path, lockTimeout: lockTimeout)
         let reducer = TrackerReducer(database: database, now: now)
         let store = Store(initialState: TrackerState()) {
             (state: inout TrackerState, action: TrackerStoreAction) -> Effect<TrackerStoreAction> in
@@ -51,7 +56,7 @@ public final class TimeTracker: Sendable {
                 store?.dispatch(.refresh)
             }
         } catch {
-            throw .database("could not watch \(path): \(error)")
+            throw .database("could not watch \(path): \(TrackerDatabase.reason(error))")
         }
         // Read after the monitor took its baseline, so that no change falls between the two.
         store.dispatch(.loaded(try database.snapshot()))
@@ -64,7 +69,8 @@ public final class TimeTracker: Sendable {
     @discardableResult
     public func perform(_ action: TrackerAction) async throws(TrackerError) -> ProjectSummary? {
         let outcome = await withCheckedContinuation { continuation in
-            store.dispatch(.perform(action, reply: ActionReply(continuation)))
+            let deadline = ContinuousClock.now + lockTimeout
+            store.dispatch(.perform(action, reply: ActionReply(continuation, deadline: deadline)))
         }
         return try outcome.get()
     }

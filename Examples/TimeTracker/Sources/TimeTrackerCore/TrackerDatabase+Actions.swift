@@ -3,27 +3,41 @@ import GRDB
 
 extension TrackerDatabase {
     /// Applies `action` as one immediate transaction: all of it or nothing, and no other process writes between its
-    /// checks and its writes (an immediate transaction takes the write lock before reading).
+    /// checks and its writes (an immediate transaction takes the write lock before reading). Runs on GRDB's writer
+    /// queue: the task that awaits it leaves its thread to others meanwhile, so a database locked by another program
+    /// holds up the writes, never the requests that only read.
     ///
+    /// - Parameters:
+    ///   - clock: Dates the action, read once the write lock is held.
+    ///   - deadline: The latest time to have the lock by; past it, the action is refused, nothing written.
     /// - Returns: The project after the action; `nil` after a delete.
-    func apply(_ action: TrackerAction, at now: Date) throws(TrackerError) -> ProjectSummary? {
+    func apply(
+        _ action: TrackerAction, clock: @escaping @Sendable () -> Date, until deadline: ContinuousClock.Instant
+    ) async throws(TrackerError) -> ProjectSummary? {
         do {
-            return try pool.writeWithoutTransaction { db in
-                var project: ProjectSummary?
-                try db.inTransaction(.immediate) {
-                    project = try Self.apply(action, at: now.timeIntervalSince1970, in: db)
-                    return .commit
+            return try await pool.writeWithoutTransaction { [writeDeadline] db in
+                guard ContinuousClock.now < deadline else {
+                    throw DatabaseError(resultCode: .SQLITE_BUSY, message: "timed out waiting for the database")
                 }
-                return project
+                return try writeDeadline.applying(deadline) {
+                    var project: ProjectSummary?
+                    try db.inTransaction(.immediate) {
+                        project = try Self.apply(action, at: clock().timeIntervalSince1970, in: db)
+                        return .commit
+                    }
+                    return project
+                }
             }
         } catch let error as TrackerError {
             throw error
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            throw .databaseLocked(waited: writeDeadline.timeout)
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             // Another process added the same name between our check and our insert.
-            guard case .addProject(let name) = action else { throw .database(error.description) }
+            guard case .addProject(let name) = action else { throw .database(Self.reason(error)) }
             throw .duplicateName(existing: name.trimmingCharacters(in: .whitespacesAndNewlines))
         } catch {
-            throw .database(String(describing: error))
+            throw .database(Self.reason(error))
         }
     }
 

@@ -5,20 +5,31 @@ import StatehouseSQLite
 /// The SQLite database every process shares: the single source of truth.
 ///
 /// WAL mode, so that readers never wait for a writer; foreign keys, so that deleting a project deletes its activities;
-/// the schema made by a migrator; the file readable by its owner only. A connection that finds the database locked by
-/// another process waits up to 10 seconds instead of failing.
+/// the schema made by a migrator; the file readable by its owner only. A write that finds the database locked by
+/// another process waits for it until its ``WriteDeadline``, then fails with ``TrackerError/databaseLocked(waited:)``.
 final class TrackerDatabase: Sendable {
     let path: String
     let pool: DatabasePool
+    let writeDeadline: WriteDeadline
 
-    init(path: String) throws(TrackerError) {
+    init(path: String, lockTimeout: Duration) throws(TrackerError) {
         self.path = path
+        writeDeadline = WriteDeadline(timeout: lockTimeout)
+        var configuration = Configuration()
+        configuration.busyMode = writeDeadline.busyMode
         do {
-            pool = try SharedDatabase.openPool(at: path)
+            pool = try SharedDatabase.openPool(at: path, configuration: configuration)
             try Self.migrator.migrate(pool)
         } catch {
-            throw .database("could not open \(path): \(error)")
+            throw .database("could not open \(path): \(Self.reason(error))")
         }
+    }
+
+    /// What went wrong, in words, without the SQL that was running (a user cannot act on it, and it tells an
+    /// attacker about the schema).
+    static func reason(_ error: any Error) -> String {
+        guard let error = error as? DatabaseError else { return String(describing: error) }
+        return error.message ?? "SQLite error \(error.resultCode.rawValue)"
     }
 
     private static var migrator: DatabaseMigrator {
@@ -75,7 +86,7 @@ final class TrackerDatabase: Sendable {
                 try Row.fetchAll(db, sql: "SELECT name, nameKey FROM project ORDER BY id").map { ($0["name"], $0["nameKey"]) }
             }
         } catch {
-            throw .database("could not read \(path): \(error)")
+            throw .database("could not read \(path): \(Self.reason(error))")
         }
         let holders = Dictionary(projects.map { ($0.key, $0.name) }, uniquingKeysWith: { first, _ in first })
         return projects.compactMap { project in

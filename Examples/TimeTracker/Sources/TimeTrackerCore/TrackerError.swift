@@ -18,6 +18,8 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
     case alreadyRunning(project: String)
     /// The project has no running activity.
     case notRunning(project: String)
+    /// Another program held the database locked longer than the tracker's lock timeout; nothing was written.
+    case databaseLocked(waited: Duration)
     /// The database could not be opened, read or written.
     case database(String)
 
@@ -48,6 +50,12 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
             "\"\(project)\" is already running; stop it first."
         case .notRunning(let project):
             "\"\(project)\" is not running."
+        case .databaseLocked(let waited):
+            """
+            The database is locked by another program; timetrack waited \(waited.components.seconds) s and wrote \
+            nothing. Try again in a moment; if it stays locked, end the program that holds it (an sqlite3 shell, a \
+            backup).
+            """
         case .database(let reason):
             "The database failed: \(reason)"
         }

@@ -1,15 +1,16 @@
+import Dispatch
 import Foundation
 import Statehouse
-import Synchronization
 
 /// The tracker store's reducer: database work runs in effects, and only ``TrackerStoreAction/loaded(_:)`` changes
 /// the state.
 final class TrackerReducer: Sendable {
     private let database: TrackerDatabase
     private let now: @Sendable () -> Date
-    /// Reading a snapshot and sending it happen under this lock, so that snapshots reach the store in the order they
+    /// Reads a snapshot and sends it, one at a time and in order, so that snapshots reach the store in the order they
     /// were read (the store applies actions in the order they are sent): an older one never lands after a newer one.
-    private let reading = Mutex(())
+    /// A queue of its own, so that a read never holds a thread of Swift's cooperative pool.
+    private let reading = DispatchQueue(label: "timetrack.snapshots")
 
     init(database: TrackerDatabase, now: @escaping @Sendable () -> Date) {
         self.database = database
@@ -20,12 +21,17 @@ final class TrackerReducer: Sendable {
         switch action {
         case .perform(let action, let reply):
             return .run { [self] send in
-                let outcome = ActionReply.Outcome { () throws(TrackerError) in try database.apply(action, at: now()) }
-                if case .success = outcome { publishSnapshot(send) }
+                let outcome: ActionReply.Outcome
+                do throws(TrackerError) {
+                    outcome = .success(try await database.apply(action, clock: now, until: reply.deadline))
+                    await publishSnapshot(send)
+                } catch {
+                    outcome = .failure(error)
+                }
                 reply.answer(outcome)
             }
         case .refresh:
-            return .run { [self] send in publishSnapshot(send) }
+            return .run { [self] send in await publishSnapshot(send) }
         case .loaded(let newState):
             state = newState
             return .none
@@ -33,9 +39,12 @@ final class TrackerReducer: Sendable {
     }
 
     /// A snapshot that cannot be read is skipped: the next change reads again.
-    private func publishSnapshot(_ send: Send<TrackerStoreAction>) {
-        reading.withLock { _ in
-            if let snapshot = try? database.snapshot() { send(.loaded(snapshot)) }
+    private func publishSnapshot(_ send: Send<TrackerStoreAction>) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            reading.async { [database] in
+                if let snapshot = try? database.snapshot() { send(.loaded(snapshot)) }
+                done.resume()
+            }
         }
     }
 }

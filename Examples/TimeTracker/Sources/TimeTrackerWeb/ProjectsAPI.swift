@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 import Statehouse
@@ -55,7 +56,9 @@ struct ProjectsAPI: Sendable {
         do {
             project = try await tracker.perform(action)
         } catch {
-            return APIResponse.error(error.httpStatus, error.description)
+            var response = APIResponse.error(error.httpStatus, error.description)
+            if case .databaseLocked = error { response.headers[.retryAfter] = "1" }
+            return response
         }
         guard let project else { return Response(status: .noContent) }
         return try APIResponse.json(ProjectPayload(project), status: status)
@@ -63,13 +66,15 @@ struct ProjectsAPI: Sendable {
 }
 
 extension TrackerError {
-    /// Bad input is the client's fault (400, 404, 409); a failing database is ours (500).
+    /// Bad input is the client's fault (400, 404, 409); a database another program holds is a passing state (503);
+    /// a failing database is ours (500).
     var httpStatus: HTTPResponse.Status {
         switch self {
         case .emptyName, .nameTooLong, .nameHasControlCharacters, .nameHasInvisibleCharacters, .nameStartsWithCombiningMark:
             .badRequest
         case .projectNotFound: .notFound
         case .duplicateName, .alreadyRunning, .notRunning: .conflict
+        case .databaseLocked: .serviceUnavailable
         case .database: .internalServerError
         }
     }

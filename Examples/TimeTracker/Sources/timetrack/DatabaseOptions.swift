@@ -13,9 +13,23 @@ struct DatabaseOptions: ParsableArguments {
     )
     var path: String?
 
+    @Option(
+        name: .customLong("lock-timeout"),
+        help: ArgumentHelp(
+            "How many seconds a change may wait for another program to release the database.", valueName: "seconds"
+        )
+    )
+    var lockTimeout: Double = 5
+
+    func validate() throws {
+        guard lockTimeout >= 0, lockTimeout.isFinite else {
+            throw ValidationError("A lock timeout is a number of seconds, 0 or more.")
+        }
+    }
+
     /// Opens the tracker, and tells the user on standard error what they should know about the database.
     func openTracker() throws -> TimeTracker {
-        let tracker = try TimeTracker(path: path ?? TimeTracker.defaultDatabasePath())
+        let tracker = try TimeTracker(path: path ?? TimeTracker.defaultDatabasePath(), lockTimeout: .seconds(lockTimeout))
         for notice in tracker.notices { StandardOutput.warn(notice) }
         return tracker
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import Statehouse
 import TimeTrackerCore
 import TimeTrackerWeb
 
@@ -29,5 +30,6 @@ struct Serve: AsyncParsableCommand {
             StandardOutput.report("timetrack is serving http://\(host):\(port)/ (database: \(tracker.path))\n")
         }
         try await application.runService()
+        StatehouseLifecycle.flushPendingWrites()
     }
 }

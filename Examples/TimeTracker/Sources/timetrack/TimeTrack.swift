@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Statehouse
 
 /// `timetrack`: the command line of the time tracker.
 @main
@@ -16,6 +17,10 @@ struct TimeTrack: AsyncParsableCommand {
 
     static func main() async {
         StandardOutput.holdClosedStandardDescriptors()
+        // Every write timetrack makes is a transaction that ends before the command answers, so no change waits in
+        // a coalescing window today; should a persisted container or store join, Ctrl-C or a SIGTERM (`watch`)
+        // still writes it. `serve` handles both signals itself, to shut down gracefully, and flushes after.
+        if CommandLine.arguments.dropFirst().first != "serve" { StatehouseLifecycle.flushOnTermination() }
         await main(nil)
     }
 }

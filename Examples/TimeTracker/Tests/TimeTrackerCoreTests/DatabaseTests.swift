@@ -131,4 +131,19 @@ final class Renders: Sendable {
             try await reopened.perform(.addProject(name: "Straße"))
         }
     }
+
+    // Issue 11: while another program held the write lock, writes waited 10 s each, one after the other, and then
+    // failed with SQL text in the message.
+    @Test func aWriteThatCannotGetTheLockInTimeIsRefusedAndWritesNothing() async throws {
+        let database = TemporaryDatabase()
+        let tracker = try TestClock().tracker(at: database.path, lockTimeout: .milliseconds(300))
+        let holder = try await DatabaseLockHolder(path: database.path)
+        await #expect(throws: TrackerError.databaseLocked(waited: .milliseconds(300))) {
+            try await tracker.perform(.addProject(name: "Writing"))
+        }
+        #expect(!TrackerError.databaseLocked(waited: .seconds(5)).description.contains("BEGIN"))
+        try await holder.release()
+        try await tracker.perform(.addProject(name: "Writing"))
+        #expect(try database.count("project") == 1)
+    }
 }

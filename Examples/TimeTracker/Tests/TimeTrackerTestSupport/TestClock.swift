@@ -14,7 +14,9 @@ public final class TestClock: Sendable {
         current.withLock { $0 += seconds }
     }
 
-    public func tracker(at path: String, pollInterval: Duration = .milliseconds(20)) throws -> TimeTracker {
-        try TimeTracker(path: path, pollInterval: pollInterval, now: { self.now })
+    public func tracker(
+        at path: String, pollInterval: Duration = .milliseconds(20), lockTimeout: Duration = .seconds(5)
+    ) throws -> TimeTracker {
+        try TimeTracker(path: path, pollInterval: pollInterval, lockTimeout: lockTimeout, now: { self.now })
     }
 }
