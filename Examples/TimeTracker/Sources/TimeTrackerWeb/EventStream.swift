@@ -9,8 +9,9 @@ import ServiceLifecycle
 struct EventStream: Sendable {
     let events: ProjectEvents
     /// A comment line sent when nothing else was, so that proxies keep the connection open and a closed page is
-    /// noticed (the write fails) even when nothing changes.
-    var heartbeat: Duration = .seconds(15)
+    /// noticed (the write fails) even when nothing changes: the server learns that a page went away only by
+    /// writing to it, so this bounds how long a closed page's connection lingers (in CLOSE-WAIT).
+    var heartbeat: Duration = .seconds(5)
 
     func response() -> Response {
         Response(

@@ -74,6 +74,17 @@ enum Page {
         let projects = [];
         let clockOffset = 0; // the server's clock minus ours, in seconds
 
+        // A server that listens beyond this machine needs its access token: the link it printed carries it after
+        // "#" (never sent to the server, so never in a log); kept for this tab only, and taken out of the address bar.
+        const token = (() => {
+          const match = location.hash.match(/^#token=(.+)$/);
+          if (match) {
+            sessionStorage.setItem("timetrack.token", decodeURIComponent(match[1]));
+            history.replaceState(null, "", location.pathname);
+          }
+          return sessionStorage.getItem("timetrack.token");
+        })();
+
         function format(seconds) {
           seconds = Math.max(0, Math.floor(seconds));
           const h = Math.floor(seconds / 3600), m = Math.floor(seconds / 60) % 60, s = seconds % 60;
@@ -138,6 +149,7 @@ enum Page {
             // Every change says it is JSON: the server refuses changes that do not (a page of another origin
             // cannot say so without the browser asking the server first).
             const options = { method, headers: { "Content-Type": "application/json" } };
+            if (token) options.headers.Authorization = "Bearer " + token;
             if (body !== undefined) options.body = JSON.stringify(body);
             const response = await fetch(url, options);
             if (response.ok) { error.textContent = ""; return true; }
@@ -155,7 +167,8 @@ enum Page {
           if (await send("POST", "/api/projects", { name: input.value })) input.value = "";
         });
 
-        const events = new EventSource("/api/events");
+        // An event source cannot send headers: the token goes in the query.
+        const events = new EventSource("/api/events" + (token ? "?token=" + encodeURIComponent(token) : ""));
         events.addEventListener("clock", event => { clockOffset = Number(event.data) - Date.now() / 1000; });
         events.addEventListener("projects", event => {
           projects = JSON.parse(event.data).projects;

@@ -18,7 +18,7 @@ struct ProjectsAPI: Sendable {
         }
         group.post { request, _ in
             var request = request
-            guard let body = try? await request.collectBody(upTo: 16 * 1024) else {
+            guard let body = try? await request.collectBody(upTo: RequestGuard.maximumBodySize) else {
                 return APIResponse.error(.contentTooLarge, "A request body has at most 16 KiB.")
             }
             guard let new = try? JSONDecoder().decode(NewProject.self, from: Data(body.readableBytesView)) else {

@@ -9,21 +9,72 @@ import Hummingbird
 /// the browser the tracker is then its own origin. So:
 /// - the `Host` must name this server: the host it listens on, the loopback names when it listens on loopback, or a
 ///   name passed with `--allow-host` (421 otherwise; this stops DNS rebinding);
+/// - with an access token (required when the server listens beyond loopback, where anyone on the network can
+///   connect), every `/api/` request must present it (401 otherwise);
 /// - a state-changing request must say `Content-Type: application/json` (415 otherwise), which a page of another
-///   origin cannot send without the browser asking first (CORS preflight), and must come from this origin when it says
-///   where it comes from (`Origin`, 403 otherwise);
+///   origin cannot send without the browser asking first (CORS preflight), must come from this origin when it says
+///   where it comes from (`Origin`, 403 otherwise), and must announce at most ``maximumBodySize`` (413 at once,
+///   before the body is read);
 /// - every response forbids framing (`frame-ancestors 'none'`, `X-Frame-Options: DENY`), so no page can overlay it.
 public struct RequestGuard: Sendable {
+    /// The largest request body, in bytes.
+    public static let maximumBodySize = 16 * 1024
+
     /// The host names requests may address, lowercased, without port or brackets.
     let allowedHosts: Set<String>
+    /// What `/api/` requests must present, if anything.
+    let accessToken: String?
 
     /// - Parameters:
     ///   - listeningHost: The address the server listens on (`--host`).
     ///   - extraHosts: Further names the user allowed (`--allow-host`), for a server reached by another name.
-    public init(listeningHost: String, extraHosts: [String] = []) {
+    ///   - accessToken: What every `/api/` request must present, as `Authorization: Bearer …` or, for the event
+    ///     stream, which a browser opens without headers, `?token=…`.
+    public init(listeningHost: String, extraHosts: [String] = [], accessToken: String? = nil) {
         var hosts = Set(([listeningHost] + extraHosts).map { Self.hostname(of: $0) })
-        if hosts.contains(where: Self.isLoopback) { hosts.formUnion(["localhost", "127.0.0.1", "::1"]) }
+        listensEverywhere = ["0.0.0.0", "::", ""].contains(Self.hostname(of: listeningHost))
+        if listensEverywhere || hosts.contains(where: Self.isLoopback) { hosts.formUnion(["localhost", "127.0.0.1", "::1"]) }
         allowedHosts = hosts
+        self.accessToken = accessToken
+    }
+
+    /// Listening on every address, the server is reached by any of the machine's addresses. An address is not a
+    /// name, so it cannot be rebound: any address literal is accepted then, names only if allowed.
+    let listensEverywhere: Bool
+
+    private func answers(to host: String) -> Bool {
+        allowedHosts.contains(host) || (listensEverywhere && Self.isAddressLiteral(host))
+    }
+
+    static func isAddressLiteral(_ host: String) -> Bool {
+        var ipv4 = in_addr(), ipv6 = in6_addr()
+        return inet_pton(AF_INET, host, &ipv4) == 1 || inet_pton(AF_INET6, host, &ipv6) == 1
+    }
+
+    /// What the guard looks at in a request.
+    public struct Facts: Sendable {
+        public var method: HTTPRequest.Method
+        public var path: String
+        /// The request's `Host` (with its port, if any); `nil` for a request without one (tests in process).
+        public var authority: String?
+        public var origin: String?
+        public var contentType: String?
+        public var contentLength: Int?
+        /// The access token the request presents, if any.
+        public var token: String?
+
+        public init(
+            method: HTTPRequest.Method, path: String = "/api/projects", authority: String? = nil, origin: String? = nil,
+            contentType: String? = nil, contentLength: Int? = nil, token: String? = nil
+        ) {
+            self.method = method
+            self.path = path
+            self.authority = authority
+            self.origin = origin
+            self.contentType = contentType
+            self.contentLength = contentLength
+            self.token = token
+        }
     }
 
     /// Why a request is refused, with the status and a message that says what to do.
@@ -33,25 +84,39 @@ public struct RequestGuard: Sendable {
     }
 
     /// The decision, apart from HTTP: `nil` lets the request through.
-    ///
-    /// - Parameters:
-    ///   - authority: The request's `Host` (with its port, if any); `nil` for a request without one (tests in process).
-    public func refusal(method: HTTPRequest.Method, authority: String?, origin: String?, contentType: String?) -> Refusal? {
-        if let authority, !allowedHosts.contains(Self.hostname(of: authority)) {
+    public func refusal(for request: Facts) -> Refusal? {
+        if let authority = request.authority, !answers(to: Self.hostname(of: authority)) {
             return Refusal(status: .misdirectedRequest, message: """
                 This server does not answer to \(authority). Open it by the address it printed, or start it with \
                 --allow-host \(Self.hostname(of: authority)) if that name is yours.
                 """)
         }
-        guard ![.get, .head, .options].contains(method) else { return nil }
-        if let origin, origin != authority.map({ "http://\($0)" }) {
+        if let accessToken, request.path.hasPrefix("/api/"), !Self.same(request.token, accessToken) {
+            return Refusal(status: .unauthorized, message: """
+                This tracker needs its access token: open it by the link `timetrack serve` printed (it ends in \
+                #token=…), or send Authorization: Bearer TOKEN.
+                """)
+        }
+        guard ![.get, .head, .options].contains(request.method) else { return nil }
+        if let origin = request.origin, origin != request.authority.map({ "http://\($0)" }) {
             return Refusal(status: .forbidden, message: "Changes come from the tracker's own page, not from \(origin).")
         }
-        let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        let mediaType = request.contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard mediaType == "application/json" else {
             return Refusal(status: .unsupportedMediaType, message: "Send changes with Content-Type: application/json.")
         }
+        if let length = request.contentLength, length > Self.maximumBodySize {
+            return Refusal(status: .contentTooLarge, message: "A request body has at most 16 KiB.")
+        }
         return nil
+    }
+
+    /// Compares in time that does not depend on where the two differ, so that timing does not reveal the token.
+    static func same(_ presented: String?, _ expected: String) -> Bool {
+        guard let presented else { return false }
+        let left = Array(presented.utf8), right = Array(expected.utf8)
+        guard left.count == right.count else { return false }
+        return zip(left, right).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
     /// `host`, `host:port`, `[::1]:port` or `::1`, as a lowercase host name without port or brackets.
@@ -65,7 +130,8 @@ public struct RequestGuard: Sendable {
         return String(lowered.split(separator: ":", maxSplits: 1).first ?? "")
     }
 
-    static func isLoopback(_ host: String) -> Bool {
+    /// Whether `host` (an address or a name, without port) is this machine's loopback, which only this machine reaches.
+    public static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }
@@ -80,11 +146,15 @@ struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware {
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var response: Response
-        if let refusal = requestGuard.refusal(
-            method: request.method, authority: request.head.authority,
-            origin: request.headers[.origin], contentType: request.headers[.contentType]
-        ) {
+        let facts = RequestGuard.Facts(
+            method: request.method, path: request.uri.path, authority: request.head.authority,
+            origin: request.headers[.origin], contentType: request.headers[.contentType],
+            contentLength: request.headers[.contentLength].flatMap { Int($0) },
+            token: Self.bearerToken(request.headers[.authorization]) ?? request.uri.queryParameters.get("token")
+        )
+        if let refusal = requestGuard.refusal(for: facts) {
             response = APIResponse.error(refusal.status, refusal.message)
+            if refusal.status == .unauthorized { response.headers[.wwwAuthenticate] = "Bearer" }
         } else {
             response = try await next(request, context)
         }
@@ -92,6 +162,11 @@ struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware {
         response.headers[.contentSecurityPolicy] = policy.map { "\($0); frame-ancestors 'none'" } ?? "frame-ancestors 'none'"
         response.headers[.xFrameOptions] = "DENY"
         return response
+    }
+
+    private static func bearerToken(_ authorization: String?) -> String? {
+        guard let authorization, authorization.lowercased().hasPrefix("bearer ") else { return nil }
+        return String(authorization.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
     }
 }
 

@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import TimeTrackerCore
 
 /// The `serve` command's server: the live page and the JSON API on one tracker.
@@ -6,18 +7,25 @@ public enum WebApplication {
     /// Listens on `host:port`; 127.0.0.1 by default, so that nothing outside this machine sees the tracker.
     ///
     /// - Parameters:
-    ///   - allowedHosts: Names besides `host` (and the loopback names) that requests may address; see ``RequestGuard``.
+    ///   - requestGuard: What requests the server refuses; see ``RequestGuard``.
+    ///   - limits: How many connections the server keeps, and for how long.
     ///   - onListening: Called with the port once the server listens (the one the system chose, for port 0).
     public static func make(
         tracker: TimeTracker,
         host: String = "127.0.0.1",
         port: Int = 8080,
-        allowedHosts: [String] = [],
+        requestGuard: RequestGuard? = nil,
+        limits: ConnectionLimits = ConnectionLimits(),
         onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(
-            router: router(tracker: tracker, requestGuard: RequestGuard(listeningHost: host, extraHosts: allowedHosts)),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "timetrack"),
+            router: router(tracker: tracker, requestGuard: requestGuard ?? RequestGuard(listeningHost: host)),
+            server: .http1(configuration: limits.serverConfiguration),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port),
+                serverName: "timetrack",
+                availableConnectionsDelegate: MaximumAvailableConnections(limits.maximumConnections)
+            ),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? port) }
         )
     }
@@ -27,8 +35,9 @@ public enum WebApplication {
         tracker: TimeTracker,
         requestGuard: RequestGuard = RequestGuard(listeningHost: "127.0.0.1")
     ) -> Router<BasicRequestContext> {
-        let router = Router()
+        let router = Router(options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestGuardMiddleware(requestGuard: requestGuard))
+        router.add(middleware: MethodNotAllowedMiddleware())
         router.get("/") { _, _ in Page.response }
         router.get("app.js") { _, _ in Page.scriptResponse }
         ProjectsAPI(tracker: tracker).register(on: router.group("api/projects"))

@@ -8,7 +8,11 @@ import TimeTrackerWeb
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the live page and the JSON API.",
-        discussion: "Open the printed address in a browser. Every open page updates live, whoever changes the database."
+        discussion: """
+            Open the printed address in a browser. Every open page updates live, whoever changes the database. \
+            Listening beyond this machine (--host other than a loopback address) needs an access token: give one \
+            with --token or $TIMETRACK_TOKEN, or one is made; the printed link carries it.
+            """
     )
 
     @OptionGroup var database: DatabaseOptions
@@ -18,18 +22,45 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("allow-host"),
         help: "Another name the server may be reached by (a proxy's, a machine's); repeat for several."
     ) var allowedHosts: [String] = []
+    @Option(help: "The access token API requests must present (default: $TIMETRACK_TOKEN; made up if needed).")
+    var token: String?
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may send nothing before it is closed.")
+    var idleTimeout: Double = 30
+    @Option(name: .customLong("max-connections"), help: "The most connections at once (default: what the descriptor limit allows).")
+    var maximumConnections: Int?
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("A port is between 0 and 65535.") }
+        guard idleTimeout > 0, idleTimeout.isFinite else { throw ValidationError("An idle timeout is a number of seconds above 0.") }
+        if let maximumConnections, maximumConnections < 1 { throw ValidationError("--max-connections is at least 1.") }
+        if let token = token ?? ProcessInfo.processInfo.environment["TIMETRACK_TOKEN"], token.count < 16 {
+            throw ValidationError("An access token has at least 16 characters.")
+        }
     }
 
     func run() async throws {
         let tracker = try database.openTracker()
-        let host = host
-        let application = WebApplication.make(tracker: tracker, host: host, port: port, allowedHosts: allowedHosts) { port in
-            StandardOutput.report("timetrack is serving http://\(host):\(port)/ (database: \(tracker.path))\n")
+        let accessToken = token ?? ProcessInfo.processInfo.environment["TIMETRACK_TOKEN"]
+            ?? (RequestGuard.isLoopback(host) ? nil : Self.makeToken())
+        let address = "http://\(host.contains(":") ? "[\(host)]" : host)"
+        let link = accessToken.map { "/#token=\($0)" } ?? "/"
+        let application = WebApplication.make(
+            tracker: tracker, host: host, port: port,
+            requestGuard: RequestGuard(listeningHost: host, extraHosts: allowedHosts, accessToken: accessToken),
+            limits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maximumConnections: maximumConnections)
+        ) { port in
+            StandardOutput.report("timetrack is serving \(address):\(port)\(link) (database: \(tracker.path))\n")
+            if accessToken != nil {
+                StandardOutput.warn("requests need the access token; the link above carries it: share it only with people you trust.")
+            }
         }
         try await application.runService()
         StatehouseLifecycle.flushPendingWrites()
+    }
+
+    /// 128 random bits, as letters and digits.
+    private static func makeToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in String(generator.next() as UInt64, radix: 36) }.joined(separator: "-")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TimeTrackerTestSupport
 
 /// The built `timetrack` executable, run as a user would, with its output collected as it comes.
 final class TimetrackProcess {
@@ -17,10 +18,18 @@ final class TimetrackProcess {
     private let collectedErrors = CollectedText()
 
     /// Starts `timetrack arguments…`; `environment` is added to the test's own. Its standard output is collected,
-    /// unless `standardOutput` (a `FileHandle` or a `Pipe`) is given.
-    init(_ arguments: [String], environment: [String: String] = [:], standardOutput: Any? = nil) throws {
-        process.executableURL = Self.executable
-        process.arguments = arguments
+    /// unless `standardOutput` (a `FileHandle` or a `Pipe`) is given. With `shellPrefix`, a shell runs that first
+    /// (`ulimit -n 128`, say), then `timetrack` in its place.
+    init(
+        _ arguments: [String], environment: [String: String] = [:], standardOutput: Any? = nil, shellPrefix: String? = nil
+    ) throws {
+        if let shellPrefix {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "\(shellPrefix); exec \"$0\" \"$@\"", Self.executable.path] + arguments
+        } else {
+            process.executableURL = Self.executable
+            process.arguments = arguments
+        }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let stderr = Pipe()
         if let standardOutput {
@@ -43,6 +52,18 @@ final class TimetrackProcess {
         let process = try TimetrackProcess(arguments, environment: environment, standardOutput: standardOutput)
         let status = process.waitForExit()
         return (status, process.output, process.errors)
+    }
+
+    /// Starts `timetrack serve --port 0 arguments…` and waits for the port it prints.
+    static func serve(_ arguments: [String], shellPrefix: String? = nil) async throws -> (server: TimetrackProcess, port: Int) {
+        let server = try TimetrackProcess(["serve", "--port", "0"] + arguments, shellPrefix: shellPrefix)
+        let serving = #/timetrack is serving http://[^ ]*:(\d+)/#
+        guard await eventually(timeout: .seconds(30), { server.output.contains(serving) }),
+              let match = server.output.firstMatch(of: serving), let port = Int(match.1)
+        else {
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "no server: \(server.errors)"])
+        }
+        return (server, port)
     }
 
     var output: String { collectedOutput.text }

@@ -4,36 +4,16 @@ import Foundation
 ///
 /// Blocking, with a short receive timeout, so that a test can wait for an event with a deadline.
 public final class EventStreamClient {
-    private let socket: Int32
+    private let connection: RawConnection
+    private var socket: Int32 { connection.socket }
     private var received = ""
 
     public init(port: Int, path: String = "/api/events") throws {
-        #if canImport(Glibc)
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(socket)
-            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "cannot connect to port \(port)"])
-        }
+        connection = try RawConnection(port: port)
         var timeout = timeval(tv_sec: 0, tv_usec: 50_000)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
-        _ = request.withCString { send(socket, $0, strlen($0), 0) }
-    }
-
-    deinit {
-        close(socket)
+        connection.send(request)
     }
 
     /// The `data:` of the next event that satisfies `predicate`, or `nil` once `timeout` passed. Events before it

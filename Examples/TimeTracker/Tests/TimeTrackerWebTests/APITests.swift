@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 import TimeTrackerCore
 import TimeTrackerTestSupport
-import TimeTrackerWeb
+@testable import TimeTrackerWeb
 
 /// Runs `test` against the API of a tracker on a new database, through Hummingbird's router test framework.
 private func withAPI(_ test: @Sendable (any TestClientProtocol, TimeTracker) async throws -> Void) async throws {
@@ -208,16 +208,16 @@ struct RequestGuardTests {
 
     @Test(arguments: ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "LOCALHOST", "tracker.example:443"])
     func requestsForThisServerPass(authority: String) {
-        #expect(guarded.refusal(method: .get, authority: authority, origin: nil, contentType: nil) == nil)
-        #expect(guarded.refusal(
+        #expect(guarded.refusal(for: .init(method: .get, authority: authority)) == nil)
+        #expect(guarded.refusal(for: .init(
             method: .post, authority: authority, origin: "http://\(authority)", contentType: "application/json; charset=utf-8"
-        ) == nil)
+        )) == nil)
     }
 
     // Issue 11: a DNS-rebinding page addresses the tracker by its own name; reads and deletes were answered.
     @Test(arguments: [HTTPRequest.Method.get, .delete])
     func anotherHostIsMisdirected(method: HTTPRequest.Method) {
-        let refusal = guarded.refusal(method: method, authority: "attacker.example:8080", origin: nil, contentType: nil)
+        let refusal = guarded.refusal(for: .init(method: method, authority: "attacker.example:8080"))
         #expect(refusal?.status == .misdirectedRequest)
         #expect(refusal?.message.contains("--allow-host attacker.example") == true)
     }
@@ -225,21 +225,40 @@ struct RequestGuardTests {
     // Issue 11: a cross-origin form POST and a no-cors fetch created and started projects.
     @Test(arguments: [nil, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"])
     func aChangeThatIsNotJSONIsRefused(contentType: String?) {
-        let refusal = guarded.refusal(method: .post, authority: "127.0.0.1:8080", origin: nil, contentType: contentType)
+        let refusal = guarded.refusal(for: .init(method: .post, authority: "127.0.0.1:8080", contentType: contentType))
         #expect(refusal?.status == .unsupportedMediaType)
     }
 
     @Test func aChangeFromAnotherOriginIsForbidden() {
-        let refusal = guarded.refusal(
+        let refusal = guarded.refusal(for: .init(
             method: .post, authority: "127.0.0.1:8080", origin: "http://evil.example", contentType: "application/json"
-        )
+        ))
         #expect(refusal?.status == .forbidden)
+    }
+
+    // Issue 11: a 10 MB Content-Length with no body waited for the body instead of being refused at once.
+    @Test func aBodyAnnouncedTooLargeIsRefusedBeforeItIsRead() {
+        let refusal = guarded.refusal(for: .init(
+            method: .post, authority: "127.0.0.1:8080", contentType: "application/json", contentLength: 10_000_000
+        ))
+        #expect(refusal?.status == .contentTooLarge)
     }
 
     @Test func aServerOnAnotherAddressDoesNotAnswerToLoopbackNames() {
         let remote = RequestGuard(listeningHost: "192.0.2.10")
-        #expect(remote.refusal(method: .get, authority: "192.0.2.10:8080", origin: nil, contentType: nil) == nil)
-        #expect(remote.refusal(method: .get, authority: "localhost:8080", origin: nil, contentType: nil) != nil)
+        #expect(remote.refusal(for: .init(method: .get, authority: "192.0.2.10:8080")) == nil)
+        #expect(remote.refusal(for: .init(method: .get, authority: "localhost:8080")) != nil)
+    }
+
+    // Issue 11: `serve --host` beyond loopback answered anyone on the network.
+    @Test func withATokenTheAPINeedsItAndThePageDoesNot() {
+        let remote = RequestGuard(listeningHost: "192.0.2.10", accessToken: "0123456789abcdef-xyz")
+        let authority = "192.0.2.10:8080"
+        #expect(remote.refusal(for: .init(method: .get, authority: authority))?.status == .unauthorized)
+        #expect(remote.refusal(for: .init(method: .get, authority: authority, token: "0123456789abcdef-xyy"))?.status == .unauthorized)
+        #expect(remote.refusal(for: .init(method: .get, authority: authority, token: "0123456789abcdef-xyz")) == nil)
+        #expect(remote.refusal(for: .init(method: .get, path: "/", authority: authority)) == nil)
+        #expect(remote.refusal(for: .init(method: .get, path: "/app.js", authority: authority)) == nil)
     }
 
     @Test func throughTheRouterRefusalsChangeNothingAndEveryResponseForbidsFraming() async throws {
@@ -262,8 +281,67 @@ struct RequestGuardTests {
             #expect(form.headers[.xFrameOptions] == "DENY")
         }
     }
+
+    @Test func throughTheRouterTheTokenComesAsBearerOrForEventsInTheQuery() async throws {
+        let database = TemporaryDatabase()
+        let tracker = try TestClock().tracker(at: database.path)
+        let token = "0123456789abcdef-token"
+        let application = Application(router: WebApplication.router(
+            tracker: tracker, requestGuard: RequestGuard(listeningHost: "127.0.0.1", accessToken: token)
+        ))
+        try await application.test(.router) { client in
+            let without = try await client.execute(uri: "/api/projects", method: .get)
+            #expect(without.status == .unauthorized)
+            #expect(without.headers[.wwwAuthenticate] == "Bearer")
+            let bearer = try await client.execute(uri: "/api/projects", method: .get, headers: [.authorization: "Bearer \(token)"])
+            #expect(bearer.status == .ok)
+            let add = try await client.execute(
+                uri: "/api/projects", method: .post,
+                headers: [.contentType: "application/json", .authorization: "Bearer \(token)"], body: json(#"{"name":"x"}"#)
+            )
+            #expect(add.status == .created)
+            #expect(try await client.execute(uri: "/api/events?token=nope", method: .head).status == .unauthorized)
+            #expect(try await client.execute(uri: "/api/events?token=\(token)", method: .head).status == .ok)
+            #expect(try await client.execute(uri: "/", method: .get).status == .ok)
+        }
+    }
 }
 
-private extension HTTPField.Name {
-    static let xFrameOptions = Self("X-Frame-Options")!
+@Suite("Methods and routes")
+struct RouteTests {
+    // Issue 11: HEAD / was 404, and a wrong method on a known route 404 instead of 405 with Allow.
+    @Test func headIsAnsweredForEveryPage() async throws {
+        try await withAPI { client, _ in
+            let head = try await client.execute(uri: "/", method: .head)
+            #expect(head.status == .ok)
+            #expect(head.body.readableBytes == 0)
+            #expect(try await client.execute(uri: "/app.js", method: .head).status == .ok)
+        }
+    }
+
+    @Test func aWrongMethodOnAKnownRouteIs405WithAllow() async throws {
+        try await withAPI { client, _ in
+            let put = try await client.execute(uri: "/api/projects", method: .put, headers: jsonHeaders)
+            #expect(put.status == .methodNotAllowed)
+            #expect(put.headers[.allow] == "GET, HEAD, POST")
+            let get = try await client.execute(uri: "/api/projects/3/start", method: .get)
+            #expect(get.status == .methodNotAllowed)
+            #expect(get.headers[.allow] == "POST")
+            #expect(try await client.execute(uri: "/nowhere", method: .get).status == .notFound)
+        }
+    }
+
+    /// The table behind 405 lists what the router serves: each of its methods reaches a route (not a 404 or 405).
+    @Test func theMethodTableMatchesTheRouter() async throws {
+        try await withAPI { client, _ in
+            for route in MethodNotAllowedMiddleware<BasicRequestContext>.routes {
+                let uri = route.path.replacingOccurrences(of: "*", with: "1")
+                for method in route.methods where uri != "/api/events" || method == .head {
+                    let status = try await client.execute(uri: uri, method: method, headers: jsonHeaders).status
+                    #expect(status != .notFound || uri.hasPrefix("/api/projects/"), "\(method) \(uri): \(status)")
+                    #expect(status != .methodNotAllowed, "\(method) \(uri)")
+                }
+            }
+        }
+    }
 }
