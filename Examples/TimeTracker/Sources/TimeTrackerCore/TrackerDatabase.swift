@@ -17,11 +17,14 @@ final class TrackerDatabase: Sendable {
         writeDeadline = WriteDeadline(timeout: lockTimeout)
         var configuration = Configuration()
         configuration.busyMode = writeDeadline.busyMode
+        try DatabaseLocation.checkBeforeOpening(path)
+        try DatabaseLocation.checkOwner(path)
         do {
             pool = try SharedDatabase.openPool(at: path, configuration: configuration)
+            try pool.writeWithoutTransaction(DatabaseLocation.claim)
             try Self.migrator.migrate(pool)
         } catch {
-            throw .database("could not open \(path): \(Self.reason(error))")
+            throw DatabaseLocation.openingFailure(error, path: path)
         }
     }
 

@@ -20,6 +20,8 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
     case notRunning(project: String)
     /// Another program held the database locked longer than the tracker's lock timeout; nothing was written.
     case databaseLocked(waited: Duration)
+    /// The `--db` path cannot be timetrack's database: what is wrong, and what the user can do.
+    case unusableDatabase(path: String, problem: String, fix: String)
     /// The database could not be opened, read or written.
     case database(String)
 
@@ -52,10 +54,12 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
             "\"\(project)\" is not running."
         case .databaseLocked(let waited):
             """
-            The database is locked by another program; timetrack waited \(waited.components.seconds) s and wrote \
+            The database is locked by another program; timetrack waited \(waited.inSeconds) s and wrote \
             nothing. Try again in a moment; if it stays locked, end the program that holds it (an sqlite3 shell, a \
             backup).
             """
+        case .unusableDatabase(let path, let problem, let fix):
+            "Cannot use \"\(path)\" as timetrack's database: \(problem). \(fix)"
         case .database(let reason):
             "The database failed: \(reason)"
         }
@@ -65,5 +69,14 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
 private extension String {
     func leftPadded(to length: Int) -> String {
         String(repeating: "0", count: max(0, length - count)) + self
+    }
+}
+
+private extension Duration {
+    /// "5", "0.3": seconds, with a tenth where it matters.
+    var inSeconds: String {
+        let tenths = (Double(components.seconds) + Double(components.attoseconds) / 1e18) * 10
+        let rounded = Int(tenths.rounded())
+        return rounded % 10 == 0 ? "\(rounded / 10)" : "\(rounded / 10).\(rounded % 10)"
     }
 }

@@ -75,7 +75,7 @@ extension TrackerError {
         case .projectNotFound: .notFound
         case .duplicateName, .alreadyRunning, .notRunning: .conflict
         case .databaseLocked: .serviceUnavailable
-        case .database: .internalServerError
+        case .database, .unusableDatabase: .internalServerError
         }
     }
 }

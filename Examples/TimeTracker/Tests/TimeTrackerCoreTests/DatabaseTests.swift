@@ -19,15 +19,50 @@ struct DatabaseTests {
         #expect(try TestClock().tracker(at: database.path).store.state.projects.map(\.name) == ["Writing"])
     }
 
-    @Test func aPathThatCannotBeADatabaseIsAClearError() throws {
+    // Issue 11: these said `NSCocoaErrorDomain Code=512 "(null)"`, or worse, nothing: an unrelated SQLite database
+    // was given timetrack's tables and switched to WAL.
+    @Test func everyUnusablePathIsAnErrorThatSaysWhatToDo() throws {
         let database = TemporaryDatabase()
-        try FileManager.default.createDirectory(atPath: database.path, withIntermediateDirectories: true)
-        #expect {
-            try TestClock().tracker(at: database.path)
-        } throws: { error in
-            guard case .database(let reason) = error as? TrackerError else { return false }
-            return reason.contains(database.path)
+        try FileManager.default.createDirectory(at: database.directory, withIntermediateDirectories: true)
+        let file = database.directory.appendingPathComponent("file").path
+        try Data("not a database, just text that is long enough to have a header".utf8).write(to: URL(fileURLWithPath: file))
+        let otherApplication = database.directory.appendingPathComponent("other.sqlite").path
+        try DatabaseQueue(path: otherApplication).write { try $0.execute(sql: "CREATE TABLE users (id INTEGER)") }
+        let otherID = database.directory.appendingPathComponent("other-id.sqlite").path
+        try DatabaseQueue(path: otherID).write { try $0.execute(sql: "PRAGMA application_id = 42") }
+        let cases: [(path: String, problem: String)] = [
+            ("", "the path is empty"),
+            (database.directory.path, "it is a directory"),
+            (file + "/sub/timetrack.sqlite", "its directory cannot be created (Not a directory)"),
+            (file, "it is not an SQLite database"),
+            (otherApplication, "tables timetrack did not make: users"),
+            (otherID, "its application_id is 42"),
+        ]
+        for (path, problem) in cases {
+            #expect {
+                try TestClock().tracker(at: path)
+            } throws: { error in
+                let message = (error as? TrackerError)?.description ?? ""
+                return message.contains(problem) && message.contains("\"\(path)\"") && message.contains("--db")
+            }
         }
+        // Refused, and left exactly as it was: no timetrack tables, not switched to WAL.
+        let (tables, journal) = try DatabaseQueue(path: otherApplication).read { db in
+            (try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"),
+             try String.fetchOne(db, sql: "PRAGMA journal_mode"))
+        }
+        #expect(tables == ["users"])
+        #expect(journal == "delete")
+    }
+
+    @Test func aTimetrackDatabaseIsMarkedAsSuchAndOneFromBeforeIsAdopted() throws {
+        let database = TemporaryDatabase()
+        _ = try TestClock().tracker(at: database.path)
+        let id = try DatabaseQueue(path: database.path).read { try Int32.fetchOne($0, sql: "PRAGMA application_id") }
+        #expect(id == 0x7469_6D65)
+        try DatabaseQueue(path: database.path).write { try $0.execute(sql: "PRAGMA application_id = 0") }
+        _ = try TestClock().tracker(at: database.path)  // made before application ids: adopted
+        #expect(try DatabaseQueue(path: database.path).read { try Int32.fetchOne($0, sql: "PRAGMA application_id") } == 0x7469_6D65)
     }
 
     @Test func theDefaultPathFollowsXDG() {
@@ -141,9 +176,12 @@ final class Renders: Sendable {
         await #expect(throws: TrackerError.databaseLocked(waited: .milliseconds(300))) {
             try await tracker.perform(.addProject(name: "Writing"))
         }
-        #expect(!TrackerError.databaseLocked(waited: .seconds(5)).description.contains("BEGIN"))
+        #expect(TrackerError.databaseLocked(waited: .milliseconds(300)).description.contains("waited 0.3 s"))
+        #expect(TrackerError.databaseLocked(waited: .seconds(5)).description.contains("waited 5 s"))
         try await holder.release()
-        try await tracker.perform(.addProject(name: "Writing"))
+        // A tracker of its own, with time to spare: 300 ms from `perform` can pass before the write starts on a
+        // loaded machine.
+        try await TestClock().tracker(at: database.path, lockTimeout: .seconds(60)).perform(.addProject(name: "Writing"))
         #expect(try database.count("project") == 1)
     }
 }
