@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A container whose ``StateContainer/update(_:)`` body a thread may be running, as ``CrossedUpdates`` sees it.
 protocol UpdatingContainer: AnyObject, Sendable {
     /// The thread inside this container's `update` body, 0 when none.
@@ -10,42 +18,36 @@ protocol UpdatingContainer: AnyObject, Sendable {
 /// `b.update { a.value }` runs on another), so that the process stops with a message naming the containers instead
 /// of hanging, or of the lock's "Recursive call to lock Mutex" (Linux's futex lock reports a circle of waiters so).
 ///
-/// Only a thread that finds a container locked by a thread inside that container's `update` body comes here, so a
-/// program whose update bodies touch no other container never does. A circle is reported only if every wait in it
-/// holds at one instant, under this registry's lock: a waiter registers before it blocks and leaves once it has the
-/// lock, and a container's thread inside `update` is cleared before that thread unlocks it, so a wait that has ended
-/// (the holder left its body) no longer counts.
+/// Only a thread inside an `update` body holds a container's lock while it runs other code, so only such a thread
+/// can be part of a circle: when one finds a container locked, it registers the container it waits for, and walks
+/// from it: the thread inside that container's body, the container that thread waits for, and so on. Reaching itself
+/// closes a circle. The walk reads the holders as they are now, under this registry's lock: every thread of a
+/// circle registered before it blocked, and the last one to arrive finds all the others there. Each edge is true at
+/// that instant (a waiter leaves the registry as soon as it has the lock, and a thread clears its mark on a container
+/// before it unlocks it), so a circle found is a real deadlock, never a wait that was about to end.
 @usableFromInline
 enum CrossedUpdates {
-    private struct Wait {
-        let container: any UpdatingContainer
-        let holder: UInt
+    private static let waits = Locked<[UInt: any UpdatingContainer]>([:])
 
-        /// Whether `holder` is still inside the `update` body of `container`, so still holds its lock.
-        var holds: Bool { container.threadInsideUpdate == holder }
-    }
-
-    private static let waits = Locked<[UInt: Wait]>([:])
-
-    /// Registers that this thread is about to wait for `container`, whose `update` body `holder` runs; stops the
-    /// process if `holder` waits, directly or through others, for this thread.
+    /// Registers that this thread, inside an `update` body, is about to wait for `container`; stops the process if
+    /// that wait closes a circle.
     /// - Returns: Whether this thread was registered: then call ``didWait()`` once it has the lock.
-    static func willWait(for container: some UpdatingContainer, heldBy holder: UInt) -> Bool {
+    static func willWait(for container: some UpdatingContainer) -> Bool {
+        guard UpdateBodyDepth.isInsideAny else { return false }
         let me = currentThreadIdentity()
-        let (registered, circle): (Bool, [String]?) = waits.withLock { waits in
-            let wait = Wait(container: container, holder: holder)
-            guard wait.holds else { return (false, nil) }
-            waits[me] = wait
-            var keys = [container.keyDescription]
-            var thread = holder
+        let circle: [String]? = waits.withLock { waits in
+            waits[me] = container
+            var keys: [String] = []
+            var wanted: any UpdatingContainer = container
             // Each thread waits for at most one container: a circle is at most as long as the registry.
             for _ in 0...waits.count {
-                if thread == me { return (true, keys) }
-                guard let next = waits[thread], next.holds else { break }
-                keys.append(next.container.keyDescription)
-                thread = next.holder
+                keys.append(wanted.keyDescription)
+                let holder = wanted.threadInsideUpdate
+                if holder == me { return keys }
+                guard holder != 0, let next = waits[holder] else { return nil }
+                wanted = next
             }
-            return (true, nil)
+            return nil
         }
         if let circle {
             preconditionFailure(
@@ -56,7 +58,7 @@ enum CrossedUpdates {
                     + "before calling update."
             )
         }
-        return registered
+        return true
     }
 
     /// This thread has the lock it waited for.
@@ -64,5 +66,32 @@ enum CrossedUpdates {
     static func didWait() {
         let me = currentThreadIdentity()
         waits.withLock { _ = $0.removeValue(forKey: me) }
+    }
+}
+
+/// How many `update` bodies the calling thread is inside (they nest: `a.update { b.update { … } }`), kept with a
+/// pthread key: ``CrossedUpdates`` needs it only when a lock is contended, but it must be kept on every body.
+@usableFromInline
+enum UpdateBodyDepth {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "Statehouse: no thread-specific key left")
+        return key
+    }()
+
+    private static var depth: Int {
+        Int(bitPattern: pthread_getspecific(key))
+    }
+
+    static var isInsideAny: Bool { depth > 0 }
+
+    @usableFromInline
+    static func enter() {
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: depth + 1))
+    }
+
+    @usableFromInline
+    static func leave() {
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: depth - 1))
     }
 }

@@ -159,26 +159,27 @@ public final class StateContainer<Value: Sendable>: Sendable {
     @inlinable
     func whileUpdating<Result>(_ body: () -> Result) -> Result {
         updatingThread.store(currentThreadIdentity(), ordering: .relaxed)
-        defer { updatingThread.store(0, ordering: .relaxed) }
+        UpdateBodyDepth.enter()
+        defer {
+            UpdateBodyDepth.leave()
+            updatingThread.store(0, ordering: .relaxed)
+        }
         return body()
     }
 
-    /// Fails with a message if this thread is inside this container's `update` body, or if waiting for the thread
-    /// that is would close a circle of `update` bodies waiting for one another.
-    /// - Returns: Whether this thread now counts as waiting for an `update` body (then call
-    ///   `CrossedUpdates.didWait()` once it has the lock).
+    /// Fails with a message if this thread is inside this container's `update` body, or if waiting for this
+    /// container would close a circle of `update` bodies waiting for one another.
+    /// - Returns: Whether this thread now counts as waiting (then call `CrossedUpdates.didWait()` once it has the lock).
     @usableFromInline
     func refuseWaitThatCannotEnd() -> Bool {
-        let holder = updatingThread.load(ordering: .relaxed)
-        guard holder != 0 else { return false }
-        guard holder != currentThreadIdentity() else {
+        guard updatingThread.load(ordering: .relaxed) != currentThreadIdentity() else {
             preconditionFailure(
                 "Statehouse: the update body of the container \(String(reflecting: key)) used that same container. "
                     + "The body runs with the container locked: change the value through the body's inout argument, "
                     + "and read anything else it needs before calling update."
             )
         }
-        return CrossedUpdates.willWait(for: self, heldBy: holder)
+        return CrossedUpdates.willWait(for: self)
     }
 
     /// Replaces the value with `newValue` if `shouldReplace`, called with the current value under the lock, says so;

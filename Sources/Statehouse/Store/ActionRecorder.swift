@@ -53,12 +53,17 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
 
     /// Notes that the store now shows the state after `count` actions, and returns that state; `nil` if the store
     /// is not recording or the recording has fewer actions (a travel and an action since dropped them).
+    ///
+    /// Called under the store's state lock, which ``record(_:)`` is called under too: no action is recorded between
+    /// the replay and the note. The replay runs outside the recorder's own lock, so that a reducer that asks for
+    /// the recording does not find it taken.
     func travel(to count: Int, reducer: (inout State, Action) -> Effect<Action>) -> State? {
+        guard let recording, count <= recording.actions.count else { return nil }
+        let state = recording.state(afterFirst: count, reducer: reducer)
         session.withLock { session in
-            guard let recording = session?.recording, count <= recording.actions.count else { return nil }
             session?.travelled = count == recording.actions.count ? nil : count
-            return recording.state(afterFirst: count, reducer: reducer)
         }
+        return state
     }
 }
 

@@ -233,10 +233,12 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     func commitWithoutTelling<Result>(
         _ change: (inout StoreState<State>) -> (Result, DeliveryRound<State>?)
     ) -> (Result, DeliveryRound<State>?, [PendingDelivery]) {
-        let needsState = persistence != nil || !followers.isEmpty
         let (result, round, committed) = registrar.changing {
             core.withLock { core in
                 let (result, round) = change(&core)
+                // Asked under the lock that `scope(…)` adds its follower under: a scope made before this change
+                // follows it, one made after starts from it.
+                let needsState = persistence != nil || !followers.isEmpty
                 return (result, round, needsState ? (core.state, core.changeCount) : nil)
             }
         }
