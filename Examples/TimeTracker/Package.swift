@@ -47,6 +47,8 @@ let package = Package(
                 "TimeTrackerCore", "TimeTrackerWeb",
                 .product(name: "Statehouse", package: "Statehouse"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

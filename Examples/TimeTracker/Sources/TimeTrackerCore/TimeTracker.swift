@@ -21,6 +21,7 @@ public final class TimeTracker: Sendable {
     /// one when names started to be compared as Unicode does (`straße` and `STRASSE`), which stay until one is deleted.
     public let notices: [String]
     private let lockTimeout: Duration
+    private let identityWatch: FileIdentityWatch
     private let monitor: DatabaseChangeMonitor
 
     /// Opens (or creates) the database at `path`.
@@ -57,6 +58,9 @@ public final class TimeTracker: Sendable {
             }
         } catch {
             throw .database("could not watch \(path): \(TrackerDatabase.reason(error))")
+        }
+        identityWatch = FileIdentityWatch(path: path, identity: database.identity, every: .seconds(1)) { [weak store] in
+            store?.dispatch(.lostDatabase(.databaseGone(path: path)))
         }
         // Read after the monitor took its baseline, so that no change falls between the two.
         store.dispatch(.loaded(try database.snapshot()))

@@ -19,10 +19,13 @@ extension TrackerDatabase {
                 guard ContinuousClock.now < deadline else {
                     throw DatabaseError(resultCode: .SQLITE_BUSY, message: "timed out waiting for the database")
                 }
-                return try writeDeadline.applying(deadline) {
+                return try writeDeadline.applying(deadline) { [self] in
                     var project: ProjectSummary?
                     try db.inTransaction(.immediate) {
                         project = try Self.apply(action, at: clock().timeIntervalSince1970, in: db)
+                        // Under the write lock, just before committing: a file removed or replaced meanwhile gets
+                        // nothing, so no write is confirmed into a file nobody will open again.
+                        guard isStillAtItsPath else { throw TrackerError.databaseGone(path: path) }
                         return .commit
                     }
                     return project

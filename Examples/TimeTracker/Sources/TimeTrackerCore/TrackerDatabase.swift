@@ -11,6 +11,8 @@ final class TrackerDatabase: Sendable {
     let path: String
     let pool: DatabasePool
     let writeDeadline: WriteDeadline
+    /// The file opened: writes stop once `path` names another file, or none.
+    let identity: FileIdentity
 
     init(path: String, lockTimeout: Duration) throws(TrackerError) {
         self.path = path
@@ -26,6 +28,8 @@ final class TrackerDatabase: Sendable {
         } catch {
             throw DatabaseLocation.openingFailure(error, path: path)
         }
+        guard let identity = FileIdentity(path: path) else { throw .databaseGone(path: path) }
+        self.identity = identity
     }
 
     /// What went wrong, in words, without the SQL that was running (a user cannot act on it, and it tells an
@@ -110,5 +114,12 @@ final class TrackerDatabase: Sendable {
         ) else { return }
         try db.execute(sql: "DELETE FROM project WHERE id = ?", arguments: [id])
         try db.execute(sql: "UPDATE project SET nameKey = ? WHERE id = ?", arguments: [key, heir])
+    }
+}
+
+extension TrackerDatabase {
+    /// Whether `path` still names the file this database opened.
+    var isStillAtItsPath: Bool {
+        FileIdentity(path: path) == identity
     }
 }

@@ -20,6 +20,8 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
     case notRunning(project: String)
     /// Another program held the database locked longer than the tracker's lock timeout; nothing was written.
     case databaseLocked(waited: Duration)
+    /// The database file was removed or replaced while the tracker had it open; nothing more is written to it.
+    case databaseGone(path: String)
     /// The `--db` path cannot be timetrack's database: what is wrong, and what the user can do.
     case unusableDatabase(path: String, problem: String, fix: String)
     /// The database could not be opened, read or written.
@@ -57,6 +59,12 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
             The database is locked by another program; timetrack waited \(waited.inSeconds) s and wrote \
             nothing. Try again in a moment; if it stays locked, end the program that holds it (an sqlite3 shell, a \
             backup).
+            """
+        case .databaseGone(let path):
+            """
+            The database "\(path)" was removed or replaced while timetrack had it open; nothing more is written to \
+            the old file. Start timetrack again to use the file now at that path (restore a backup there first if \
+            you meant to).
             """
         case .unusableDatabase(let path, let problem, let fix):
             "Cannot use \"\(path)\" as timetrack's database: \(problem). \(fix)"

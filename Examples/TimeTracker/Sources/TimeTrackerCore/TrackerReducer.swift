@@ -33,7 +33,10 @@ final class TrackerReducer: Sendable {
         case .refresh:
             return .run { [self] send in await publishSnapshot(send) }
         case .loaded(let newState):
-            state = newState
+            state.projects = newState.projects
+            return .none
+        case .lostDatabase(let error):
+            state.problem = error.description
             return .none
         }
     }

@@ -4,10 +4,14 @@ import Foundation
 public struct TrackerState: Equatable, Sendable {
     /// Ordered by name, ignoring case.
     public var projects: [ProjectSummary]
+    /// Why the tracker stopped working, for every view to show: the database file was removed or replaced. Once
+    /// set, it stays: nothing more is written, and the projects are the last ones read.
+    public var problem: String?
 
     /// A state with `projects`, none by default.
-    public init(projects: [ProjectSummary] = []) {
+    public init(projects: [ProjectSummary] = [], problem: String? = nil) {
         self.projects = projects
+        self.problem = problem
     }
 
     /// The project with this id, if there is one.

@@ -8,6 +8,8 @@ public enum TrackerStoreAction: Sendable {
     case perform(TrackerAction, reply: ActionReply)
     /// The database changed (here or in another process): read it again.
     case refresh
-    /// The state read from the database.
+    /// The projects read from the database.
     case loaded(TrackerState)
+    /// The database file is no longer at its path (see ``TrackerState/problem``).
+    case lostDatabase(TrackerError)
 }

@@ -171,8 +171,13 @@ enum Page {
         const events = new EventSource("/api/events" + (token ? "?token=" + encodeURIComponent(token) : ""));
         events.addEventListener("clock", event => { clockOffset = Number(event.data) - Date.now() / 1000; });
         events.addEventListener("projects", event => {
-          projects = JSON.parse(event.data).projects;
+          const data = JSON.parse(event.data);
+          projects = data.projects;
           render();
+          if (data.problem) {
+            document.getElementById("error").textContent = data.problem;
+            document.getElementById("add-button").disabled = true;
+          }
         });
         events.addEventListener("open", () => { document.getElementById("connection").textContent = "live"; });
         events.addEventListener("error", () => {

@@ -19,15 +19,17 @@ final class ProjectEvents: Sendable {
 
     private struct Payload: Encodable {
         var projects: [ProjectPayload]
+        /// Why the tracker stopped working (``TrackerState/problem``), for the page to show.
+        var problem: String?
     }
 
     private let streams: Mutex<Streams>
     private let subscription = Mutex<SubscriptionToken?>(nil)
 
     init(store: Store<TrackerState, TrackerStoreAction>) {
-        streams = Mutex(Streams(latest: Self.event(store.state.projects)))
-        let token = store.subscribe(\.projects, initial: false) { [weak self] projects in
-            self?.publish(Self.event(projects))
+        streams = Mutex(Streams(latest: Self.event(store.state)))
+        let token = store.subscribe(\.self, initial: false) { [weak self] state in
+            self?.publish(Self.event(state))
         }
         subscription.withLock { $0 = token }
     }
@@ -61,8 +63,9 @@ final class ProjectEvents: Sendable {
         }
     }
 
-    private static func event(_ projects: [ProjectSummary]) -> ByteBuffer {
-        let json = (try? JSONEncoder().encode(Payload(projects: projects.map { ProjectPayload($0) }))) ?? Data("{}".utf8)
+    private static func event(_ state: TrackerState) -> ByteBuffer {
+        let payload = Payload(projects: state.projects.map { ProjectPayload($0) }, problem: state.problem)
+        let json = (try? JSONEncoder().encode(payload)) ?? Data("{}".utf8)
         var buffer = ByteBuffer(string: "event: projects\ndata: ")
         buffer.writeBytes(json)
         buffer.writeString("\n\n")

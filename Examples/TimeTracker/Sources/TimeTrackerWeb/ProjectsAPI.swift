@@ -74,7 +74,7 @@ extension TrackerError {
             .badRequest
         case .projectNotFound: .notFound
         case .duplicateName, .alreadyRunning, .notRunning: .conflict
-        case .databaseLocked: .serviceUnavailable
+        case .databaseLocked, .databaseGone: .serviceUnavailable
         case .database, .unusableDatabase: .internalServerError
         }
     }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Hummingbird
+import ServiceLifecycle
+import UnixSignals
 import Statehouse
 import TimeTrackerCore
 import TimeTrackerWeb
@@ -54,13 +56,43 @@ struct Serve: AsyncParsableCommand {
                 StandardOutput.warn("requests need the access token; the link above carries it: share it only with people you trust.")
             }
         }
-        try await application.runService()
+        // SIGTERM and SIGINT shut the server down gracefully (open event streams end), and so does a database file
+        // that is removed or replaced: the pages are told why, then the command fails with the same message.
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [
+                .init(service: application),
+                .init(service: DatabaseLossWatch(tracker: tracker), successTerminationBehavior: .gracefullyShutdownGroup),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: application.logger
+        ))
+        try await group.run()
         StatehouseLifecycle.flushPendingWrites()
+        if tracker.store.state.problem != nil { throw TrackerError.databaseGone(path: tracker.path) }
     }
 
     /// 128 random bits, as letters and digits.
     private static func makeToken() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<2).map { _ in String(generator.next() as UInt64, radix: 36) }.joined(separator: "-")
+    }
+}
+
+/// Ends when the tracker's database file is removed or replaced (``TrackerState/problem``), which shuts the server
+/// down; or when the server shuts down for another reason.
+private struct DatabaseLossWatch: Service {
+    let tracker: TimeTracker
+
+    func run() async throws {
+        let (losses, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let subscription = tracker.store.subscribe(\.problem) { problem in
+            if problem != nil { continuation.yield() }
+        }
+        defer { subscription.cancel() }
+        await withGracefulShutdownHandler {
+            for await _ in losses { return }
+        } onGracefulShutdown: {
+            continuation.finish()
+        }
     }
 }

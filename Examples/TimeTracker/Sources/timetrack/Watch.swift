@@ -16,6 +16,7 @@ struct Watch: AsyncParsableCommand {
 
     private enum Event: Sendable {
         case changed([ProjectSummary])
+        case lost
         case tick
     }
 
@@ -25,6 +26,9 @@ struct Watch: AsyncParsableCommand {
         let (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(2))
         // The view re-renders only when the store says the projects changed, whoever changed the database.
         let subscription = tracker.store.subscribe(\.projects) { continuation.yield(.changed($0)) }
+        let problems = tracker.store.subscribe(\.problem) { problem in
+            if problem != nil { continuation.yield(.lost) }
+        }
         let ticking = Task {
             while interactive, !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
@@ -33,10 +37,13 @@ struct Watch: AsyncParsableCommand {
         }
         defer {
             subscription.cancel()
+            problems.cancel()
             ticking.cancel()
         }
         var projects: [ProjectSummary] = []
         for await event in events {
+            // The file was removed or replaced: this view would show a database nobody writes to any more.
+            if case .lost = event { throw TrackerError.databaseGone(path: tracker.path) }
             if case .changed(let changed) = event { projects = changed }
             if interactive {
                 // Home, clear the screen, draw: the ticking is display only, nothing is read or written.

@@ -93,4 +93,25 @@ struct CrossProcessTests {
         #expect(server.waitForExit() == 0)
         #expect(ContinuousClock.now - stopped < .seconds(5))
     }
+
+    // Issue 11: `serve` and `watch` went on with a database whose file was removed, silently.
+    @Test func aServerWhoseDatabaseIsRemovedTellsThePagesAndStops() async throws {
+        let database = TemporaryDatabase()
+        let (server, port) = try await TimetrackProcess.serve(["--db", database.path])
+        let page = try EventStreamClient(port: port)
+        #expect(page.next { $0.contains("projects") } != nil)
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database.path + suffix) }
+        #expect(page.next(timeout: .seconds(30)) { $0.contains("was removed or replaced") } != nil)
+        #expect(server.waitForExit() == 1)
+        #expect(server.errors.contains("Error: The database \"\(database.path)\" was removed or replaced"))
+    }
+
+    @Test func aWatcherWhoseDatabaseIsRemovedSaysSoAndStops() async throws {
+        let database = TemporaryDatabase()
+        let watcher = try TimetrackProcess(["watch", "--db", database.path])
+        #expect(await eventually { watcher.output.contains("No projects yet") })
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database.path + suffix) }
+        #expect(watcher.waitForExit() == 1)
+        #expect(watcher.errors.contains("was removed or replaced"))
+    }
 }

@@ -184,4 +184,26 @@ final class Renders: Sendable {
         try await TestClock().tracker(at: database.path, lockTimeout: .seconds(60)).perform(.addProject(name: "Writing"))
         #expect(try database.count("project") == 1)
     }
+
+    // Issue 11: after `rm` of the files, the server went on confirming writes into the unlinked file, and `watch`
+    // showed them; once the server stopped, they were gone. Nothing was said.
+    @Test(arguments: [false, true])
+    func aDatabaseRemovedOrReplacedGetsNoMoreWritesAndTheStateSaysWhy(replaced: Bool) async throws {
+        let database = TemporaryDatabase()
+        let tracker = try TestClock().tracker(at: database.path)
+        try await tracker.perform(.addProject(name: "Before"))
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database.path + suffix) }
+        if replaced {
+            // A restore: another database moved into place.
+            let restored = database.directory.appendingPathComponent("restored.sqlite").path
+            try await DatabaseQueue(path: restored).write { try $0.execute(sql: "CREATE TABLE project (name TEXT)") }
+            try FileManager.default.moveItem(atPath: restored, toPath: database.path)
+        }
+        await #expect(throws: TrackerError.databaseGone(path: database.path)) {
+            try await tracker.perform(.addProject(name: "After"))
+        }
+        #expect(await eventually(timeout: .seconds(30)) { tracker.store.state.problem != nil })
+        #expect(tracker.store.state.problem?.contains("was removed or replaced") == true)
+        if replaced { #expect(try database.count("project") == 0) }  // the file now there got nothing
+    }
 }
