@@ -6,25 +6,6 @@ import Synchronization
 import Testing
 @testable import Statehouse
 
-private struct ScopePair: Equatable, Sendable {
-    var a = 0
-    var b = 0
-}
-
-private enum ScopePairAction: Sendable {
-    case setBoth(Int)
-}
-
-private func makePairStore() -> Store<ScopePair, ScopePairAction> {
-    Store(initialState: ScopePair()) { (state: inout ScopePair, action: ScopePairAction) in
-        switch action {
-        case .setBoth(let value):
-            state.a = value
-            state.b = value
-        }
-    }
-}
-
 /// Runs crossed update bodies on `a` and `b` until they deadlock, which ends the process one way or the other.
 /// `third` is a thread that holds `b`'s lock without waiting for anything: with `plainOps`, in `modify` and `value`
 /// (no update body); otherwise in short update bodies of its own.
@@ -51,39 +32,20 @@ private func crossedUpdatesUntilTheyMeet(plainOps: Bool) -> Never {
 @Suite("Attack: crossed update bodies, scopes made mid-change (issue 10 review)", .serialized)
 struct FindingCrossedUpdatesAndLateScopesTests {
     // CrossedUpdates first registered only a waiter that found the lock held by a thread inside an update body. A
-    // waiter that found `b` held by a plain `modify`/`value` was not registered; while it waited, another thread took
-    // `b` for `b.update { a.value }` and closed a circle the registry could not see: the process ended with the
-    // lock's "Recursive call to lock Mutex" (2–8 of 10 processes). Waiters inside a body now always register.
-    @Test func crossedBodiesBesideAPlainHolderStopWithTheStatehouseMessage() async {
+    // waiter that found `b` held by a plain `modify`/`value` (third thread: plain) was not registered; while it
+    // waited, another thread took `b` for `b.update { a.value }` and closed a circle the registry could not see: the
+    // process ended with the lock's "Recursive call to lock Mutex" (2–8 of 10 processes). And where the waiter had
+    // registered for `b` held by a third thread's short update body, which then left it, the registered wait named
+    // that thread, so the walk stopped short (4–7 of 10). Waiters inside a body now always register, and the walk
+    // reads each container's holder as it is.
+    @Test(arguments: [true, false])
+    func crossedBodiesStopWithTheStatehouseMessageWhateverHeldTheLockBefore(thirdThreadPlain: Bool) async {
         var trapped = 0
         var named = 0
         var other: [String] = []
         for _ in 0..<10 {
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                crossedUpdatesUntilTheyMeet(plainOps: true)
-            }
-            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-            if message.contains("Recursive call to lock Mutex") {
-                trapped += 1
-            } else if message.contains("wait for one another's containers") {
-                named += 1
-            } else {
-                other.append(String(message.suffix(300)))
-            }
-        }
-        #expect(trapped == 0, "\(trapped) of 10 processes ended in the Mutex trap, \(named) with the message; other: \(other)")
-    }
-
-    // The same, where the waiter registered for `b` held by thread C inside a short update body; C left and thread B
-    // took `b` for `b.update { a.value }`. The registered wait named holder C, so B's walk stopped: the circle
-    // A → b(B) → a(A) went unseen (4–7 of 10 processes). The walk now reads each container's holder as it is.
-    @Test func crossedBodiesAfterTheHolderChangedStopWithTheStatehouseMessage() async {
-        var trapped = 0
-        var named = 0
-        var other: [String] = []
-        for _ in 0..<10 {
-            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                crossedUpdatesUntilTheyMeet(plainOps: false)
+                [thirdThreadPlain] in crossedUpdatesUntilTheyMeet(plainOps: thirdThreadPlain)
             }
             let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
             if message.contains("Recursive call to lock Mutex") {
@@ -104,8 +66,8 @@ struct FindingCrossedUpdatesAndLateScopesTests {
         // @unchecked: every field is read and written with `lock` held.
         final class Slot: @unchecked Sendable {
             let lock = NSLock()
-            var store: Store<ScopePair, ScopePairAction>?
-            var child: Store<Int, ScopePairAction>?
+            var store: Store<SiblingPair, SiblingPairAction>?
+            var child: Store<Int, SiblingPairAction>?
             var delay = 0
         }
         let slot = Slot()
@@ -164,7 +126,7 @@ struct FindingCrossedUpdatesAndLateScopesTests {
                     var sink = 0
                     for i in 0..<delay { sink &+= i }
                     if sink == -1 { print(sink) }
-                    let child = store.scope(state: \.a, action: { (action: ScopePairAction) in action })
+                    let child = store.scope(state: \.a, action: { (action: SiblingPairAction) in action })
                     slot.lock.withLock { slot.child = child }
                     done.add(1, ordering: .releasing)
                 }

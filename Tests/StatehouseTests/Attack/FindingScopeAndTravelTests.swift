@@ -6,13 +6,24 @@ import Testing
 @testable import Statehouse
 import StatehouseTestSupport
 
-private struct SiblingPair: Equatable, Sendable {
+/// Two fields a parent store sets together, each shown by a scope of its own.
+struct SiblingPair: Equatable, Sendable {
     var a = 0
     var b = 0
 }
 
-private enum SiblingPairAction: Sendable {
+enum SiblingPairAction: Sendable {
     case setBoth(Int)
+}
+
+func makePairStore() -> Store<SiblingPair, SiblingPairAction> {
+    Store(initialState: SiblingPair()) { (state: inout SiblingPair, action: SiblingPairAction) in
+        switch action {
+        case .setBoth(let value):
+            state.a = value
+            state.b = value
+        }
+    }
 }
 
 @Suite("Attack: sibling scopes and time travel (issue 10 review)", .serialized)
@@ -21,13 +32,7 @@ struct FindingScopeAndTravelTests {
     // soon as it had followed, so a subscriber of the first scope saw the second still at the parent's previous
     // state (100 of 100 calls). Every scope now follows before any subscriber is told.
     @Test func aScopedStoresSubscriberSeesItsSiblingsAtTheParentsState() {
-        let parent = Store(initialState: SiblingPair()) { (state: inout SiblingPair, action: SiblingPairAction) in
-            switch action {
-            case .setBoth(let value):
-                state.a = value
-                state.b = value
-            }
-        }
+        let parent = makePairStore()
         let scopeA = parent.scope(state: \.a, action: { (action: SiblingPairAction) in action })
         let scopeB = parent.scope(state: \.b, action: { (action: SiblingPairAction) in action })
         let calls = AttackCounter()
