@@ -184,6 +184,15 @@ def main():
             wait_for(writer, lambda: row(writer, "Writing") is None, "the deletion to arrive")
             print(f"ok: stopped (at {stopped_at}, no longer ticking) and deleted in the other window, and it followed")
 
+            # The delete can be undone, and the project comes back everywhere with its time.
+            wait_for(watcher, lambda: watcher.find_element(By.ID, "undo").is_displayed(), "the undo offer")
+            watcher.find_element(By.ID, "undo-button").click()
+            for driver in (writer, watcher):
+                wait_for(driver, lambda: elapsed(driver, "Writing") == stopped_at, "the undone delete")
+            click(watcher, "Writing", "delete")
+            wait_for(writer, lambda: row(writer, "Writing") is None, "the deletion to arrive again")
+            print(f"ok: the delete was undone in both windows ({stopped_at} kept), then deleted again")
+
             # Another process: the command line.
             subprocess.run([arguments.timetrack, "add", "Reading", "--db", database], check=True, capture_output=True)
             for driver in (writer, watcher):

@@ -11,7 +11,7 @@ enum DatabaseLocation {
     static let applicationID: Int32 = 0x7469_6D65
 
     /// The tables timetrack makes, and GRDB's record of its migrations.
-    private static let ownTables: Set<String> = ["project", "activity", "grdb_migrations"]
+    private static let ownTables: Set<String> = ["project", "activity", "deletedProject", "deletedActivity", "grdb_migrations"]
 
     /// Before opening: the path names a file timetrack can create, or a regular file it can read and write.
     static func checkBeforeOpening(_ path: String) throws(TrackerError) {

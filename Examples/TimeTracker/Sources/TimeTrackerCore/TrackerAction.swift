@@ -2,8 +2,10 @@
 public enum TrackerAction: Equatable, Sendable {
     /// Adds a project; the name must pass ``ProjectName``'s rules and be unique ignoring case.
     case addProject(name: String)
-    /// Deletes the project and all its activities.
+    /// Deletes the project and all its activities (kept an hour, for ``restoreProject(id:)``).
     case deleteProject(id: Int64)
+    /// Undoes a delete: the project comes back with its id, name and activities.
+    case restoreProject(id: Int64)
     /// Starts an activity on a project that has none running.
     case startActivity(projectID: Int64)
     /// Stops the running activity of a project.

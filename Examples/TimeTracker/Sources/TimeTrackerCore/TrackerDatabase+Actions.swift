@@ -60,9 +60,12 @@ extension TrackerDatabase {
             return try summary(of: db.lastInsertedRowID, in: db)
         case .deleteProject(let id):
             _ = try name(of: id, in: db)
+            try moveToTrash(id, at: now, in: db)
             try passOnNameKey(of: id, in: db)
             try db.execute(sql: "DELETE FROM project WHERE id = ?", arguments: [id])
             return nil
+        case .restoreProject(let id):
+            return try restore(id, in: db)
         case .startActivity(let id):
             let project = try name(of: id, in: db)
             let running = try Bool.fetchOne(

@@ -62,6 +62,9 @@ final class TrackerDatabase: Sendable {
         migrator.registerMigration("names compared by Unicode case folding") { db in
             try rekeyNames(in: db)
         }
+        migrator.registerMigration("deleted projects kept for undo") { db in
+            try createTrash(in: db)
+        }
         return migrator
     }
 

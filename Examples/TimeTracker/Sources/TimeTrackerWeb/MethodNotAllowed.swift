@@ -17,6 +17,7 @@ struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
             ("/api/projects/*", [.delete]),
             ("/api/projects/*/start", [.post]),
             ("/api/projects/*/stop", [.post]),
+            ("/api/projects/*/restore", [.post]),
         ]
     }
 

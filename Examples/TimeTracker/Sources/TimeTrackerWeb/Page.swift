@@ -40,6 +40,7 @@ enum Page {
           input { flex: 1; font: inherit; padding: .35rem .5rem; }
           button { font: inherit; padding: .3rem .8rem; cursor: pointer; }
           #error { color: #b00020; min-height: 1.5em; margin: 0; }
+          #undo { margin: 0; }
           table { width: 100%; border-collapse: collapse; }
           th, td { text-align: left; padding: .45rem .4rem; border-bottom: 1px solid #ddd; }
           td.elapsed { font-variant-numeric: tabular-nums; }
@@ -57,6 +58,7 @@ enum Page {
           <button id="add-button" type="submit">Add</button>
         </form>
         <p id="error" role="alert"></p>
+        <p id="undo" role="status" hidden><span id="undo-text"></span> <button id="undo-button">Undo</button></p>
         <table>
           <thead><tr><th>Project</th><th>Elapsed</th><th>Status</th><th></th></tr></thead>
           <tbody id="projects"></tbody>
@@ -128,7 +130,7 @@ enum Page {
             actions.append(project.running
               ? button("Stop", "stop", () => send("POST", "/api/projects/" + project.id + "/stop"))
               : button("Start", "start", () => send("POST", "/api/projects/" + project.id + "/start")));
-            actions.append(" ", button("Delete", "delete", () => send("DELETE", "/api/projects/" + project.id)));
+            actions.append(" ", button("Delete", "delete", () => remove(project)));
             row.append(actions);
             return row;
           });
@@ -159,6 +161,22 @@ enum Page {
             error.textContent = "The server cannot be reached.";
           }
           return false;
+        }
+
+        // A delete takes a project's whole history: it can be undone for a while (the server keeps it an hour;
+        // the page offers it for ten seconds). Undoing is an action like any other: every open page sees it.
+        let undoTimer;
+        async function remove(project) {
+          if (!await send("DELETE", "/api/projects/" + project.id)) return;
+          const undo = document.getElementById("undo");
+          document.getElementById("undo-text").textContent = "Deleted “" + project.name + "”.";
+          document.getElementById("undo-button").onclick = async () => {
+            undo.hidden = true;
+            await send("POST", "/api/projects/" + project.id + "/restore");
+          };
+          undo.hidden = false;
+          clearTimeout(undoTimer);
+          undoTimer = setTimeout(() => { undo.hidden = true; }, 10000);
         }
 
         document.getElementById("add").addEventListener("submit", async event => {

@@ -5,7 +5,7 @@ import NIOCore
 import Statehouse
 import TimeTrackerCore
 
-/// `GET/POST /api/projects`, `POST /api/projects/{id}/start|stop`, `DELETE /api/projects/{id}`.
+/// `GET/POST /api/projects`, `POST /api/projects/{id}/start|stop|restore`, `DELETE /api/projects/{id}`.
 ///
 /// Every write is a ``TrackerAction`` performed by the tracker. Refusals come back as a 4xx status with
 /// `{"error": "…"}` and change nothing.
@@ -34,6 +34,9 @@ struct ProjectsAPI: Sendable {
         }
         group.delete(":id") { _, context in
             try await perform(context, TrackerAction.deleteProject(id:))
+        }
+        group.post(":id/restore") { _, context in
+            try await perform(context, TrackerAction.restoreProject(id:))
         }
     }
 

@@ -181,4 +181,43 @@ struct ActionTests {
         try await tracker.perform(.addProject(name: "Writing"))
         #expect(try tracker.project(named: " writING ").name == "Writing")
     }
+
+    // Issue 11: Delete on the page removed a project and all its activities at once, with no way back.
+    @Test func aDeleteCanBeUndoneExactlyOnce() async throws {
+        let database = TemporaryDatabase()
+        let clock = TestClock()
+        let tracker = try clock.tracker(at: database.path)
+        let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
+        try await tracker.perform(.startActivity(projectID: id))
+        clock.advance(by: 600)
+        try await tracker.perform(.stopActivity(projectID: id))
+        clock.advance(by: 60)
+        let before = try #require(try await tracker.perform(.startActivity(projectID: id)))
+        clock.advance(by: 30)
+        try await tracker.perform(.deleteProject(id: id))
+        #expect(try database.count("activity") == 0)
+        let restored = try #require(try await tracker.perform(.restoreProject(id: id)))
+        #expect(restored == before)  // same id, name, creation, finished time and running start
+        #expect(try database.count("activity") == 2)
+        await #expect(throws: TrackerError.projectNotFound("deleted with id \(id) (a deleted project can be restored for an hour)")) {
+            try await tracker.perform(.restoreProject(id: id))
+        }
+    }
+
+    @Test func aRestoreThatWouldDuplicateANameIsRefusedAndTheTrashKeepsOnlyAnHour() async throws {
+        let database = TemporaryDatabase()
+        let clock = TestClock()
+        let tracker = try clock.tracker(at: database.path)
+        let first = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
+        try await tracker.perform(.deleteProject(id: first))
+        try await tracker.perform(.addProject(name: "WRITING"))
+        await #expect(throws: TrackerError.duplicateName(existing: "WRITING")) {
+            try await tracker.perform(.restoreProject(id: first))
+        }
+        let second = try #require(try await tracker.perform(.addProject(name: "Reading"))).id
+        clock.advance(by: 3_601)
+        try await tracker.perform(.deleteProject(id: second))  // empties the trash of what is older than an hour
+        await #expect(throws: TrackerError.self) { try await tracker.perform(.restoreProject(id: first)) }
+        #expect(try await tracker.perform(.restoreProject(id: second))?.name == "Reading")
+    }
 }

@@ -49,6 +49,10 @@ struct APITests {
             let deleted = try await client.execute(uri: "/api/projects/\(project.id)", method: .delete, headers: jsonHeaders)
             #expect(deleted.status == .noContent)
             #expect(try decode([ProjectPayload].self, try await client.execute(uri: "/api/projects", method: .get)).isEmpty)
+            let restored = try await client.execute(uri: "/api/projects/\(project.id)/restore", method: .post, headers: jsonHeaders)
+            #expect(restored.status == .ok)
+            #expect(try decode(ProjectPayload.self, restored).id == project.id)
+            #expect(try decode([ProjectPayload].self, try await client.execute(uri: "/api/projects", method: .get)).map(\.name) == ["Writing"])
         }
     }
 
