@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 // timetrack: the time tracker of the unidirectional-data-flow article, built on Statehouse. A package of its own, so
@@ -81,9 +81,12 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// Warnings are errors in the app's own targets, here rather than with `-Xswiftc -warnings-as-errors` on the command
+// line: the tests and `scripts/timetrack` then share one build configuration instead of building everything twice.
 for target in package.targets {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("MemberImportVisibility"),
+        .treatAllWarnings(as: .error),
     ]
 }

@@ -6,6 +6,9 @@
    a. through the page's own server;  b. written by another process (a second server on the same database).
 2. `timetrack list` on 1,000 projects with 100,000 activities, against the sqlite3 shell running the same query.
 3. The server's memory (RSS) with 100 open pages, against the same server with none.
+4. Fan-out: an action's round trip on 1,000 projects with 0, 10 and 100 open pages (each change is encoded once).
+5. Lock stall: `GET /api/projects` while another process holds the database's write lock and 8 POSTs wait for it,
+   against the same GETs with the database free.
 
 Usage: measure.py PATH_TO_TIMETRACK   (build it with -c release first)
 """
@@ -20,13 +23,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ACTIONS = 200
 
 
-def start_server(timetrack, database):
-    server = subprocess.Popen([timetrack, "serve", "--port", "0", "--db", database], stdout=subprocess.PIPE, text=True)
+def start_server(timetrack, database, *options):
+    server = subprocess.Popen([timetrack, "serve", "--port", "0", "--db", database, *options], stdout=subprocess.PIPE,
+                              text=True)
     while True:
         match = re.search(r"serving http://127\.0\.0\.1:(\d+)/", server.stdout.readline())
         if match:
@@ -92,6 +97,72 @@ def action_latency(port_to_act, port_to_watch, label):
         round_trips.append(answered - sent)
     page.socket.close()
     return latencies, round_trips
+
+
+def drain(page):
+    """Reads a page's stream until it closes, as a browser does, so that the server never waits for it."""
+    def read():
+        try:
+            while page.socket.recv(1 << 20):
+                pass
+        except OSError:
+            pass
+    threading.Thread(target=read, daemon=True).start()
+
+
+def fan_out(timetrack, database):
+    server, port = start_server(timetrack, database)
+    try:
+        for count in (0, 10, 100):
+            pages = [Page(port) for _ in range(count)]
+            for page in pages:
+                page.wait_for(b"projects")
+                drain(page)
+            round_trips = []
+            for index in range(30):
+                name = f"fan-{count}-{index}"
+                sent = time.perf_counter()
+                status, _ = request(port, "POST", "/api/projects", {"name": name})
+                round_trips.append(time.perf_counter() - sent)
+                assert status == 201, status
+            print(f"  {count:3d} open pages: action round trip {summary(round_trips)}")
+            for page in pages:
+                page.socket.close()
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def lock_stall(timetrack, database):
+    server, port = start_server(timetrack, database, "--lock-timeout", "120")
+    try:
+        def gets():
+            times = []
+            for _ in range(100):
+                sent = time.perf_counter()
+                status, _ = request(port, "GET", "/api/projects")
+                times.append(time.perf_counter() - sent)
+                assert status == 200, status
+            return times
+        free = gets()
+        holder = sqlite3.connect(database, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        writers = [threading.Thread(target=request, args=(port, "POST", "/api/projects", {"name": f"waiting {i}"}))
+                   for i in range(8)]
+        for writer in writers:
+            writer.start()
+        time.sleep(0.5)  # the writes are queued by now
+        locked = gets()
+        holder.execute("ROLLBACK")
+        holder.close()
+        for writer in writers:
+            writer.join()
+        print(f"  free database:               {summary(free)}")
+        print(f"  locked, 8 writes waiting:     {summary(locked)} (x{statistics.median(locked) / statistics.median(free):.2f} "
+              "of free at the median)")
+    finally:
+        server.terminate()
+        server.wait()
 
 
 def rss_kib(pid):
@@ -164,6 +235,11 @@ def main():
         baseline = timed(["sqlite3", big, query])
         print(f"list, 1,000 projects / 100,000 activities: {listing * 1000:.0f} ms (--json {listing_json * 1000:.0f} ms); "
               f"sqlite3 shell, same query: {baseline * 1000:.0f} ms; ratio {listing / baseline:.1f}x")
+
+        print("fan-out, 1,000 projects:")
+        fan_out(timetrack, big)
+        print("GET /api/projects, 100 requests:")
+        lock_stall(timetrack, big)
 
 
 if __name__ == "__main__":
