@@ -40,9 +40,12 @@ func persistenceTable() throws -> Table {
         target: ""
     )
 
+    // A key of its own: `coalesced` is still alive, and a second live container on its key is a mistake Statehouse
+    // reports (which this row measured too, until it had a key of its own).
+    try storage.save(try JSONEncoder().encode(7), key: "bench.load")
     let loads = 2_000
     let loadTime = timeOf {
-        for _ in 0..<loads { _ = StateContainer(0, key: "bench.coalesced", storage: storage) }
+        for _ in 0..<loads { _ = StateContainer(0, key: "bench.load", storage: storage) }
     }
     table.add("load at start (one key, one Int)", unit: "ns", cells: [Cell(value: loadTime / Double(loads)), nil], target: "")
 

@@ -31,9 +31,11 @@ enum CrossedUpdates {
 
     /// Registers that this thread, inside an `update` body, is about to wait for `container`; stops the process if
     /// that wait closes a circle.
+    /// - Parameter bodiesOfItsOwn: The bodies the thread counted that hold no lock yet (an `update` waiting for its
+    ///   own container's lock).
     /// - Returns: Whether this thread was registered: then call ``didWait()`` once it has the lock.
-    static func willWait(for container: some UpdatingContainer) -> Bool {
-        guard UpdateBodyDepth.isInsideAny else { return false }
+    static func willWait(for container: some UpdatingContainer, bodiesOfItsOwn: Int) -> Bool {
+        guard UpdateBodyDepth.counter.pointee > bodiesOfItsOwn else { return false }
         let me = currentThreadIdentity()
         let circle: [String]? = waits.withLock { waits in
             waits[me] = container
@@ -69,29 +71,32 @@ enum CrossedUpdates {
     }
 }
 
-/// How many `update` bodies the calling thread is inside (they nest: `a.update { b.update { … } }`), kept with a
-/// pthread key: ``CrossedUpdates`` needs it only when a lock is contended, but it must be kept on every body.
+/// How many `update` bodies the calling thread is inside (they nest: `a.update { b.update { … } }`).
+///
+/// ``CrossedUpdates`` needs it only when a lock is contended, but it is kept on every `update`, so it must cost next
+/// to nothing: a counter of the thread's own, found through a pthread key once made (`pthread_getspecific` is a load
+/// from the thread's block; setting a key is dearer), freed with the thread. `update` counts itself before it takes
+/// its container's lock, so that nothing is added to the critical section.
 @usableFromInline
 enum UpdateBodyDepth {
-    private static let key: pthread_key_t = {
+    @usableFromInline static let key: pthread_key_t = {
         var key = pthread_key_t()
-        precondition(pthread_key_create(&key, nil) == 0, "Statehouse: no thread-specific key left")
+        let made = pthread_key_create(&key) { counter in counter?.deallocate() }
+        precondition(made == 0, "Statehouse: no thread-specific key left")
         return key
     }()
 
-    private static var depth: Int {
-        Int(bitPattern: pthread_getspecific(key))
-    }
-
-    static var isInsideAny: Bool { depth > 0 }
-
-    @usableFromInline
-    static func enter() {
-        pthread_setspecific(key, UnsafeRawPointer(bitPattern: depth + 1))
+    @inlinable
+    static var counter: UnsafeMutablePointer<Int> {
+        if let counter = pthread_getspecific(key) { return counter.assumingMemoryBound(to: Int.self) }
+        return makeCounter()
     }
 
     @usableFromInline
-    static func leave() {
-        pthread_setspecific(key, UnsafeRawPointer(bitPattern: depth - 1))
+    static func makeCounter() -> UnsafeMutablePointer<Int> {
+        let counter = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        counter.initialize(to: 0)
+        pthread_setspecific(key, counter)
+        return counter
     }
 }

@@ -107,10 +107,14 @@ public final class StateContainer<Value: Sendable>: Sendable {
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         let (result, round): (Swift.Result<Result, Failure>, DeliveryRound<Value>?)
+        // Counted before the lock is taken, so that the count costs nothing inside the critical section.
+        let depth = UpdateBodyDepth.counter
+        depth.pointee += 1
+        defer { depth.pointee -= 1 }
         if persistence?.updatesInTransactions == true, let persistence, let done = updateInTransaction(body, persistence) {
             (result, round) = done
         } else {
-            (result, round) = change { state in whileUpdating { state.update(body) } }
+            (result, round) = change(forUpdate: true) { state in whileUpdating { state.update(body) } }
         }
         if let round { deliver(round) }
         return try result.get()
@@ -126,15 +130,20 @@ public final class StateContainer<Value: Sendable>: Sendable {
     }
 
     /// Makes a change under the lock, between the Observation reports, and tells persistence what it produced.
+    ///
+    /// - Parameter forUpdate: Whether this is an ``update(_:)``, which counts itself among the bodies this thread is
+    ///   inside (see ``locked(forUpdate:_:)``).
     @inlinable
-    func change<Result: Sendable>(_ body: (inout ContainerState<Value>) -> Result) -> Result {
+    func change<Result: Sendable>(
+        forUpdate: Bool = false, _ body: (inout ContainerState<Value>) -> Result
+    ) -> Result {
         // Compared, not bound: binding would retain the persistence, whose weak references make that a slow,
         // side-table retain (about 300 instructions per change, measured with callgrind).
         if persistence == nil {
-            return registrar.changing { locked { body(&$0) } }
+            return registrar.changing { locked(forUpdate: forUpdate) { body(&$0) } }
         }
         let (result, snapshot) = registrar.changing {
-            locked { state in
+            locked(forUpdate: forUpdate) { state in
                 let result = body(&state)
                 return (result, StatePersistence.Snapshot(value: state.value, count: state.changeCount))
             }
@@ -146,11 +155,16 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// Runs `body` under the lock. When the lock is held, makes sure first that waiting for it can end: this thread
     /// must not be inside an `update` body of this container (which holds the lock already), nor of a container
     /// whose lock the thread inside this one's `update` body waits for (see ``CrossedUpdates``).
+    ///
+    /// - Parameter forUpdate: Whether the lock is taken for an ``update(_:)``, which has already counted itself in
+    ///   ``UpdateBodyDepth`` although its body has not started: only the bodies around it hold locks.
     @inlinable
-    func locked<Result: Sendable>(_ body: (inout ContainerState<Value>) -> Result) -> Result {
+    func locked<Result: Sendable>(
+        forUpdate: Bool = false, _ body: (inout ContainerState<Value>) -> Result
+    ) -> Result {
         var waitsForAnUpdate = false
         return state.withLock(
-            whenContended: { waitsForAnUpdate = refuseWaitThatCannotEnd() },
+            whenContended: { waitsForAnUpdate = refuseWaitThatCannotEnd(bodiesOfItsOwn: forUpdate ? 1 : 0) },
             afterWaiting: { if waitsForAnUpdate { CrossedUpdates.didWait() } }
         ) { body(&$0) }
     }
@@ -159,19 +173,16 @@ public final class StateContainer<Value: Sendable>: Sendable {
     @inlinable
     func whileUpdating<Result>(_ body: () -> Result) -> Result {
         updatingThread.store(currentThreadIdentity(), ordering: .relaxed)
-        UpdateBodyDepth.enter()
-        defer {
-            UpdateBodyDepth.leave()
-            updatingThread.store(0, ordering: .relaxed)
-        }
+        defer { updatingThread.store(0, ordering: .relaxed) }
         return body()
     }
 
     /// Fails with a message if this thread is inside this container's `update` body, or if waiting for this
     /// container would close a circle of `update` bodies waiting for one another.
     /// - Returns: Whether this thread now counts as waiting (then call `CrossedUpdates.didWait()` once it has the lock).
+    /// - Parameter bodiesOfItsOwn: The bodies this thread counted that hold no lock yet (its own `update`'s).
     @usableFromInline
-    func refuseWaitThatCannotEnd() -> Bool {
+    func refuseWaitThatCannotEnd(bodiesOfItsOwn: Int) -> Bool {
         guard updatingThread.load(ordering: .relaxed) != currentThreadIdentity() else {
             preconditionFailure(
                 "Statehouse: the update body of the container \(String(reflecting: key)) used that same container. "
@@ -179,7 +190,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
                     + "and read anything else it needs before calling update."
             )
         }
-        return CrossedUpdates.willWait(for: self)
+        return CrossedUpdates.willWait(for: self, bodiesOfItsOwn: bodiesOfItsOwn)
     }
 
     /// Replaces the value with `newValue` if `shouldReplace`, called with the current value under the lock, says so;

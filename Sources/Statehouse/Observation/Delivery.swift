@@ -7,9 +7,9 @@ public enum Delivery: Sendable {
     /// Exactly where:
     /// - When the container is idle, on the thread that made the change, before `modify` (or `update`, or
     ///   `dispatch` for a store) returns.
-    /// - A change a listener makes from inside its call (re-entrancy) is delivered on that same thread right after
-    ///   the current call returns, still before the outermost changing call returns — unless changes from other
-    ///   threads queued ahead of it used up this thread's share (below).
+    /// - A change a listener makes from inside its call (re-entrancy) is delivered on that same thread once the
+    ///   current round has reached every listener, still before the outermost changing call returns — unless
+    ///   changes from other threads queued ahead of it used up this thread's share (below).
     /// - A change made while another thread is delivering is handed to that thread, and the changing call returns
     ///   at once, before its listeners run. Such changes queue up coalesced: listeners get the latest value, so
     ///   under contention they may skip intermediate values, never see them out of order, and always get the last.

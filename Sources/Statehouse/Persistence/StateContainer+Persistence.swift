@@ -82,7 +82,7 @@ extension StateContainer {
         var outcome: (Swift.Result<Result, Failure>, DeliveryRound<Value>?)?
         let applied = persistence.updateInTransaction { stored in
             let (result, round, snapshot) = registrar.changing {
-                locked { state in
+                locked(forUpdate: true) { state in
                     let pending = persistence.hasPendingChange(ownerCount: state.changeCount)
                     let (result, round) = whileUpdating { state.update(startingFrom: pending ? nil : stored, body) }
                     return (result, round, StatePersistence.Snapshot(value: state.value, count: state.changeCount))

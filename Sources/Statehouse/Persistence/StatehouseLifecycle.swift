@@ -82,6 +82,9 @@ private let signalPipe = Atomic<Int32>(-1)
 
 /// The handler of SIGTERM and SIGINT: passes the signal's number on to the pipe's reader.
 private func forwardToPipe(_ signalNumber: Int32) {
+    // The interrupted code may be about to read `errno`: a handler must leave it as it found it.
+    let savedErrno = errno
+    defer { errno = savedErrno }
     var byte = UInt8(truncatingIfNeeded: signalNumber)
     _ = write(signalPipe.load(ordering: .sequentiallyConsistent), &byte, 1)
 }
