@@ -10,6 +10,9 @@ enum DatabaseLocation {
     /// application's database (see https://www.sqlite.org/fileformat.html#application_id).
     static let applicationID: Int32 = 0x7469_6D65
 
+    /// The identifier of timetrack's first migration, in GRDB's record of them.
+    static let firstMigration = "projects and activities"
+
     /// The tables timetrack makes, and GRDB's record of its migrations.
     private static let ownTables: Set<String> = ["project", "activity", "deletedProject", "deletedActivity", "grdb_migrations"]
 
@@ -18,11 +21,23 @@ enum DatabaseLocation {
         guard !path.isEmpty else {
             throw .unusableDatabase(path: path, problem: "the path is empty", fix: "Give --db the path of a file.")
         }
+        guard !path.hasSuffix("/") else {
+            throw .unusableDatabase(
+                path: path, problem: "it ends in /, which names a directory", fix: "Give --db the path of a file."
+            )
+        }
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
         if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard !isDirectory.boolValue else {
                 throw .unusableDatabase(path: path, problem: "it is a directory", fix: "Give --db the path of a file in it.")
+            }
+            let type = (try? manager.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+            guard type == .typeRegular else {
+                throw .unusableDatabase(
+                    path: path, problem: "it is not a regular file (a device, a pipe or a socket)",
+                    fix: "Give --db the path of a file."
+                )
             }
             guard manager.isReadableFile(atPath: path), manager.isWritableFile(atPath: path) else {
                 throw .unusableDatabase(
@@ -55,19 +70,28 @@ enum DatabaseLocation {
         guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 0 else { return }
         var configuration = Configuration()
         configuration.readonly = true
-        let (id, tables): (Int32, Set<String>)
+        let (id, version, tables, migrated): (Int32, Int32, Set<String>, Bool)
         do {
-            (id, tables) = try DatabaseQueue(path: path, configuration: configuration).read { db in
+            (id, version, tables, migrated) = try DatabaseQueue(path: path, configuration: configuration).read { db in
                 let id = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
-                let tables = try String.fetchAll(
+                let version = try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                let tables = Set(try String.fetchAll(
                     db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-                )
-                return (id, Set(tables))
+                ))
+                var migrated = false
+                if tables.contains("grdb_migrations") {
+                    migrated = try Bool.fetchOne(
+                        db, sql: "SELECT EXISTS (SELECT 1 FROM grdb_migrations WHERE identifier = ?)",
+                        arguments: [firstMigration]
+                    ) ?? false
+                }
+                return (id, version, tables, migrated)
             }
         } catch {
             throw openingFailure(error, path: path)
         }
-        guard id == 0 || id == applicationID else {
+        if id == applicationID { return }
+        guard id == 0 else {
             throw .unusableDatabase(
                 path: path, problem: "it is the database of another application (its application_id is \(id))",
                 fix: "timetrack leaves it alone; choose another --db path."
@@ -79,6 +103,14 @@ enum DatabaseLocation {
                 path: path,
                 problem: "it is the database of another application (it has tables timetrack did not make: "
                     + foreign.sorted().joined(separator: ", ") + ")",
+                fix: "timetrack leaves it alone; choose another --db path."
+            )
+        }
+        // No application id: a timetrack database from before ids (its migrations say so), or an empty one. Tables
+        // without timetrack's migrations, or a schema version, are another application's, even with familiar names.
+        guard tables.isEmpty ? version == 0 : migrated else {
+            throw .unusableDatabase(
+                path: path, problem: "it is the database of another application (timetrack did not make its schema)",
                 fix: "timetrack leaves it alone; choose another --db path."
             )
         }

@@ -15,19 +15,19 @@ struct FileIdentity: Equatable, Sendable {
     }
 }
 
-/// Looks at a path every `interval` and calls `onChange` once, if the file there is no longer `identity`.
+/// Asks `isIntact` every `interval`, and calls `onLoss` once it says no.
 ///
-/// Polling, because the moment matters little: every write checks the identity itself before it commits (see
+/// Polling, because the moment matters little: every write checks the same thing itself before it commits (see
 /// `TrackerDatabase.apply`), so no write is confirmed into a lost file; this only tells the views sooner.
 final class FileIdentityWatch: Sendable {
     private let watching: Task<Void, Never>
 
-    init(path: String, identity: FileIdentity, every interval: Duration, onChange: @escaping @Sendable () -> Void) {
+    init(every interval: Duration, isIntact: @escaping @Sendable () -> Bool, onLoss: @escaping @Sendable () -> Void) {
         watching = Task.detached(priority: .utility) {
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
-                if !Task.isCancelled, FileIdentity(path: path) != identity {
-                    onChange()
+                if !Task.isCancelled, !isIntact() {
+                    onLoss()
                     return
                 }
             }

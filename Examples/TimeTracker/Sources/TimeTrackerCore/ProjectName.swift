@@ -20,7 +20,10 @@ public struct ProjectName: Equatable, Sendable {
     /// Applies the rules to what the user typed.
     public init(_ raw: String) throws(TrackerError) {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
-        guard !name.isEmpty else { throw .emptyName }
+        // Braille's blank pattern (U+2800) is neither white space nor invisible to Unicode, but shows as nothing.
+        guard name.unicodeScalars.contains(where: { !$0.properties.isWhitespace && $0.value != 0x2800 }) else {
+            throw .emptyName
+        }
         guard name.count <= Self.maximumLength, name.utf8.count <= Self.maximumByteCount else { throw .nameTooLong }
         guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw .nameHasControlCharacters
@@ -50,8 +53,10 @@ private extension Unicode.Scalar.Properties {
 
 private extension String {
     /// The first code point that is invisible (default-ignorable) or a bidi control, outside the sequences where an
-    /// invisible code point is how emoji are written: a joiner between two emoji (👩‍👩‍👧), a variation selector after
-    /// one (❤️), the tags of a subdivision flag (🏴 followed by tag letters).
+    /// invisible code point is how emoji are written: a joiner between two pictographs (👩‍👩‍👧), one presentation
+    /// selector right after an emoji (❤️, or a keycap's digit: 1️⃣), the tag letters of a subdivision flag closed by its
+    /// cancel tag (🏴 + "gbsct" + cancel). Anything more (a selector after a plain digit, two selectors, tags that
+    /// spell hidden text) makes two names that look alike, so it is refused.
     var firstMisleadingScalar: Unicode.Scalar? {
         for character in self {
             let scalars = Array(character.unicodeScalars)
@@ -66,17 +71,29 @@ private extension String {
     }
 }
 
+private extension Unicode.Scalar {
+    /// An emoji that is a picture: not one of the ASCII characters (digits, `#`, `*`) that Unicode also calls emoji.
+    var isPictograph: Bool { properties.isEmoji && !isASCII }
+    var isPresentationSelector: Bool { value == 0xFE0E || value == 0xFE0F }
+    var isSkinToneModifier: Bool { (0x1F3FB...0x1F3FF).contains(value) }
+    var isTagLetterOrDigit: Bool { (0xE0061...0xE007A).contains(value) || (0xE0030...0xE0039).contains(value) }
+}
+
 private extension Array where Element == Unicode.Scalar {
     /// Whether the default-ignorable scalar at `index` is part of the emoji sequence this character is.
     func isEmojiSequence(allowing index: Int) -> Bool {
-        guard index > 0, self[0].properties.isEmoji else { return false }
+        guard index > 0 else { return false }
+        let before = self[index - 1], after = index + 1 < count ? self[index + 1] : nil
         switch self[index].value {
-        case 0x200D:  // zero width joiner: between two emoji
-            return index + 1 < count && self[index + 1].properties.isEmoji
-        case 0xFE0E, 0xFE0F:  // text or emoji presentation selector
-            return true
-        case 0xE0020...0xE007F:  // tags: only in a subdivision flag
-            return self[0].value == 0x1F3F4
+        case 0x200D:  // zero width joiner: between two pictographs (the first possibly dressed)
+            let joinsAPictograph = before.isPictograph || before.isSkinToneModifier
+                || (before.value == 0xFE0F && index > 1 && self[index - 2].isPictograph)
+            return joinsAPictograph && after?.isPictograph == true
+        case 0xFE0E, 0xFE0F:  // one presentation selector, after an emoji; after a digit, # or *, only in a keycap
+            return before.isPictograph || (before.properties.isEmoji && after?.value == 0x20E3)
+        case 0xE0020...0xE007F:  // tags: exactly a subdivision flag, 🏴 then tag letters or digits then cancel
+            return self[0].value == 0x1F3F4 && self.last?.value == 0xE007F
+                && self.dropFirst().dropLast().allSatisfy(\.isTagLetterOrDigit) && count > 2
         default:
             return false
         }

@@ -59,7 +59,7 @@ public final class TimeTracker: Sendable {
         } catch {
             throw .database("could not watch \(path): \(TrackerDatabase.reason(error))")
         }
-        identityWatch = FileIdentityWatch(path: path, identity: database.identity, every: .seconds(1)) { [weak store] in
+        identityWatch = FileIdentityWatch(every: .seconds(1), isIntact: { database.isStillAtItsPath }) { [weak store] in
             store?.dispatch(.lostDatabase(.databaseGone(path: path)))
         }
         // Read after the monitor took its baseline, so that no change falls between the two.

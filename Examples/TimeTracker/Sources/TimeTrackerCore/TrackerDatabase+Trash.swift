@@ -22,7 +22,8 @@ extension TrackerDatabase {
             """)
     }
 
-    /// Copies the project `id` and its activities to the trash, and empties the trash of what is too old to restore.
+    /// Copies the project `id` and its activities to the trash, and empties the trash of what is too old to restore
+    /// (which ``restore(_:at:in:)`` refuses meanwhile: what is left of it is only waiting for the next delete).
     static func moveToTrash(_ id: Int64, at now: Double, in db: Database) throws {
         try db.execute(sql: "DELETE FROM deletedProject WHERE deletedAt < ?", arguments: [now - trashLifetime])
         try db.execute(
@@ -38,8 +39,11 @@ extension TrackerDatabase {
     /// Puts the deleted project `id` back, with its activities, and takes it out of the trash.
     /// - Throws: ``TrackerError/projectNotFound(_:)`` if it is not in the trash (never deleted, restored already, or
     ///   deleted too long ago); ``TrackerError/duplicateName(existing:)`` if its name was taken since.
-    static func restore(_ id: Int64, in db: Database) throws -> ProjectSummary? {
-        guard let deleted = try Row.fetchOne(db, sql: "SELECT name, created FROM deletedProject WHERE id = ?", arguments: [id]) else {
+    static func restore(_ id: Int64, at now: Double, in db: Database) throws -> ProjectSummary? {
+        guard let deleted = try Row.fetchOne(
+            db, sql: "SELECT name, created FROM deletedProject WHERE id = ? AND deletedAt >= ?",
+            arguments: [id, now - trashLifetime]
+        ) else {
             throw TrackerError.projectNotFound("deleted with id \(id) (a deleted project can be restored for an hour)")
         }
         let name: String = deleted["name"]

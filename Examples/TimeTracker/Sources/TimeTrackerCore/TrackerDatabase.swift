@@ -11,8 +11,9 @@ final class TrackerDatabase: Sendable {
     let path: String
     let pool: DatabasePool
     let writeDeadline: WriteDeadline
-    /// The file opened: writes stop once `path` names another file, or none.
+    /// The file opened, and its write-ahead log: writes stop once either path names another file, or none.
     let identity: FileIdentity
+    let journalIdentity: FileIdentity?
 
     init(path: String, lockTimeout: Duration) throws(TrackerError) {
         self.path = path
@@ -30,6 +31,9 @@ final class TrackerDatabase: Sendable {
         }
         guard let identity = FileIdentity(path: path) else { throw .databaseGone(path: path) }
         self.identity = identity
+        // SQLite keeps the log while any connection is open, and this pool keeps its own open: the same file until
+        // the tracker closes. A removed log takes the commits it holds with it.
+        journalIdentity = FileIdentity(path: path + "-wal")
     }
 
     /// What went wrong, in words, without the SQL that was running (a user cannot act on it, and it tells an
@@ -41,7 +45,7 @@ final class TrackerDatabase: Sendable {
 
     private static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("projects and activities") { db in
+        migrator.registerMigration(DatabaseLocation.firstMigration) { db in
             try db.create(table: "project") { table in
                 table.autoIncrementedPrimaryKey("id")
                 table.column("name", .text).notNull()
@@ -121,8 +125,8 @@ final class TrackerDatabase: Sendable {
 }
 
 extension TrackerDatabase {
-    /// Whether `path` still names the file this database opened.
+    /// Whether `path` still names the file this database opened, and its log the log it opened.
     var isStillAtItsPath: Bool {
-        FileIdentity(path: path) == identity
+        FileIdentity(path: path) == identity && (journalIdentity == nil || FileIdentity(path: path + "-wal") == journalIdentity)
     }
 }

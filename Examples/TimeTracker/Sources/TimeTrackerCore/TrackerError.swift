@@ -62,8 +62,8 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
             """
         case .databaseGone(let path):
             """
-            The database "\(path)" was removed or replaced while timetrack had it open; nothing more is written to \
-            the old file. Start timetrack again to use the file now at that path (restore a backup there first if \
+            The database "\(path)" (or its journal, \(path)-wal) was removed or replaced while timetrack had it open; \
+            nothing more is written to the old file. Start timetrack again to use the file now at that path (restore a backup there first if \
             you meant to).
             """
         case .unusableDatabase(let path, let problem, let fix):

@@ -18,12 +18,15 @@ public struct ConnectionLimits: Sendable {
     public var maximumConnections: Int
 
     /// - Parameters:
-    ///   - idleTimeout: How long a connection may send nothing. An event stream that is being answered is not idle.
+    ///   - idleTimeout: How long a connection may send nothing (an event stream that is being answered is not idle),
+    ///     and how long a request body may take to arrive whole (each byte would restart the idle timeout).
     ///   - maximumConnections: The most connections at once; by default as many as the process's descriptor limit
     ///     allows, less those kept for the rest, and at most 10,000.
     public init(idleTimeout: Duration = .seconds(30), maximumConnections: Int? = nil) {
         self.idleTimeout = idleTimeout
-        self.maximumConnections = maximumConnections ?? min(10_000, Self.descriptorLimit() - Self.reservedDescriptors)
+        let limit = Self.descriptorLimit()
+        // Under a small limit, half of it: connections must keep some room, and the rest too.
+        self.maximumConnections = maximumConnections ?? max(1, min(10_000, max(limit / 2, limit - Self.reservedDescriptors)))
     }
 
     /// Raises the soft limit on open descriptors to the hard one, as servers do (the soft limit is often 1,024 for

@@ -58,7 +58,9 @@ struct EventStream: Sendable {
                 }
             }
         } onGracefulShutdown: {
-            continuation.finish()
+            // Ends the projects first: what they hold still goes out (the last may say why the server stops), then
+            // the forwarding ends this stream.
+            endProjects()
         }
         try await writer.finish(nil)
     }

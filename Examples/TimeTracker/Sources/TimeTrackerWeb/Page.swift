@@ -193,8 +193,9 @@ enum Page {
           projects = data.projects;
           render();
           if (data.problem) {
+            // The database is gone: nothing more can be changed here.
             document.getElementById("error").textContent = data.problem;
-            document.getElementById("add-button").disabled = true;
+            for (const button of document.querySelectorAll("button")) button.disabled = true;
           }
         });
         events.addEventListener("open", () => { document.getElementById("connection").textContent = "live"; });

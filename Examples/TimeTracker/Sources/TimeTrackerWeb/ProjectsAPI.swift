@@ -11,14 +11,23 @@ import TimeTrackerCore
 /// `{"error": "…"}` and change nothing.
 struct ProjectsAPI: Sendable {
     let tracker: TimeTracker
+    /// How long a request body may take to arrive whole.
+    let bodyTimeout: Duration
 
     func register(on group: RouterGroup<BasicRequestContext>) {
         group.get { _, _ in
             try APIResponse.json(tracker.store.state.projects.map { ProjectPayload($0) })
         }
         group.post { request, _ in
-            var request = request
-            guard let body = try? await request.collectBody(upTo: RequestGuard.maximumBodySize) else {
+            let body: ByteBuffer
+            do {
+                guard let whole = try await Self.body(of: request, within: bodyTimeout) else {
+                    var response = APIResponse.error(.requestTimeout, "The request body did not arrive in time.")
+                    response.headers[.connection] = "close"
+                    return response
+                }
+                body = whole
+            } catch {
                 return APIResponse.error(.contentTooLarge, "A request body has at most 16 KiB.")
             }
             guard let new = try? JSONDecoder().decode(NewProject.self, from: Data(body.readableBytesView)) else {
@@ -37,6 +46,21 @@ struct ProjectsAPI: Sendable {
         }
         group.post(":id/restore") { _, context in
             try await perform(context, TrackerAction.restoreProject(id:))
+        }
+    }
+
+    /// The body, or `nil` if it is not whole within `timeout`: the idle timeout starts again at every byte, so a
+    /// client sending its body a byte at a time would hold its connection for hours.
+    /// - Throws: When the body is larger than ``RequestGuard/maximumBodySize``.
+    private static func body(of request: Request, within timeout: Duration) async throws -> ByteBuffer? {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await request.body.collect(upTo: RequestGuard.maximumBodySize) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
         }
     }
 

@@ -91,14 +91,17 @@ public struct RequestGuard: Sendable {
                 --allow-host \(Self.hostname(of: authority)) if that name is yours.
                 """)
         }
-        if let accessToken, request.path.hasPrefix("/api/"), !Self.same(request.token, accessToken) {
+        // The router ignores empty segments (`//api/projects` is `/api/projects`): so must this check.
+        let segments = request.path.split(separator: "/")
+        if let accessToken, segments.first == "api", !Self.same(request.token, accessToken) {
             return Refusal(status: .unauthorized, message: """
                 This tracker needs its access token: open it by the link `timetrack serve` printed (it ends in \
                 #token=…), or send Authorization: Bearer TOKEN.
                 """)
         }
         guard ![.get, .head, .options].contains(request.method) else { return nil }
-        if let origin = request.origin, origin != request.authority.map({ "http://\($0)" }) {
+        // Behind an HTTPS proxy (`--allow-host`), the page's origin is https://NAME for the Host NAME.
+        if let origin = request.origin, !(request.authority.map { ["http://\($0)", "https://\($0)"].contains(origin) } ?? false) {
             return Refusal(status: .forbidden, message: "Changes come from the tracker's own page, not from \(origin).")
         }
         let mediaType = request.contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
@@ -150,7 +153,7 @@ struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware {
             method: request.method, path: request.uri.path, authority: request.head.authority,
             origin: request.headers[.origin], contentType: request.headers[.contentType],
             contentLength: request.headers[.contentLength].flatMap { Int($0) },
-            token: Self.bearerToken(request.headers[.authorization]) ?? request.uri.queryParameters.get("token")
+            token: Self.bearerToken(request.headers[.authorization]) ?? Self.queryToken(of: request)
         )
         if let refusal = requestGuard.refusal(for: facts) {
             response = APIResponse.error(refusal.status, refusal.message)
@@ -162,6 +165,13 @@ struct RequestGuardMiddleware<Context: RequestContext>: RouterMiddleware {
         response.headers[.contentSecurityPolicy] = policy.map { "\($0); frame-ancestors 'none'" } ?? "frame-ancestors 'none'"
         response.headers[.xFrameOptions] = "DENY"
         return response
+    }
+
+    /// `?token=` counts for the event stream only, which a browser opens without headers: a token in a URL ends up
+    /// in logs and histories, so no other route takes one.
+    private static func queryToken(of request: Request) -> String? {
+        guard request.uri.path.split(separator: "/") == ["api", "events"] else { return nil }
+        return request.uri.queryParameters.get("token")
     }
 
     private static func bearerToken(_ authorization: String?) -> String? {

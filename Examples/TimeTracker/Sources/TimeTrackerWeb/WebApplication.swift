@@ -19,7 +19,10 @@ public enum WebApplication {
         onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(
-            router: router(tracker: tracker, requestGuard: requestGuard ?? RequestGuard(listeningHost: host)),
+            router: router(
+                tracker: tracker, requestGuard: requestGuard ?? RequestGuard(listeningHost: host),
+                bodyTimeout: limits.idleTimeout
+            ),
             server: .http1(configuration: limits.serverConfiguration),
             configuration: ApplicationConfiguration(
                 address: .hostname(host, port: port),
@@ -31,16 +34,19 @@ public enum WebApplication {
     }
 
     /// The routes, apart from the server, for tests.
+    ///
+    /// - Parameter bodyTimeout: How long a request body may take to arrive whole (the server's idle timeout).
     public static func router(
         tracker: TimeTracker,
-        requestGuard: RequestGuard = RequestGuard(listeningHost: "127.0.0.1")
+        requestGuard: RequestGuard = RequestGuard(listeningHost: "127.0.0.1"),
+        bodyTimeout: Duration = .seconds(30)
     ) -> Router<BasicRequestContext> {
         let router = Router(options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestGuardMiddleware(requestGuard: requestGuard))
         router.add(middleware: MethodNotAllowedMiddleware())
         router.get("/") { _, _ in Page.response }
         router.get("app.js") { _, _ in Page.scriptResponse }
-        ProjectsAPI(tracker: tracker).register(on: router.group("api/projects"))
+        ProjectsAPI(tracker: tracker, bodyTimeout: bodyTimeout).register(on: router.group("api/projects"))
         let events = ProjectEvents(store: tracker.store)
         router.get("api/events") { _, _ in EventStream(events: events).response() }
         return router

@@ -22,8 +22,8 @@ struct DatabaseOptions: ParsableArguments {
     var lockTimeout: Double = 5
 
     func validate() throws {
-        guard lockTimeout >= 0, lockTimeout.isFinite else {
-            throw ValidationError("A lock timeout is a number of seconds, 0 or more.")
+        guard (0...86_400).contains(lockTimeout) else {
+            throw ValidationError("A lock timeout is a number of seconds from 0 to 86400 (a day).")
         }
     }
 

@@ -33,7 +33,9 @@ struct Serve: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("A port is between 0 and 65535.") }
-        guard idleTimeout > 0, idleTimeout.isFinite else { throw ValidationError("An idle timeout is a number of seconds above 0.") }
+        guard idleTimeout > 0, idleTimeout <= 86_400 else {
+            throw ValidationError("An idle timeout is a number of seconds above 0, at most 86400 (a day).")
+        }
         if let maximumConnections, maximumConnections < 1 { throw ValidationError("--max-connections is at least 1.") }
         if let token = token ?? ProcessInfo.processInfo.environment["TIMETRACK_TOKEN"], token.count < 16 {
             throw ValidationError("An access token has at least 16 characters.")
@@ -58,15 +60,18 @@ struct Serve: AsyncParsableCommand {
         }
         // SIGTERM and SIGINT shut the server down gracefully (open event streams end), and so does a database file
         // that is removed or replaced: the pages are told why, then the command fails with the same message.
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+        var configuration = ServiceGroupConfiguration(
             services: [
                 .init(service: application),
                 .init(service: DatabaseLossWatch(tracker: tracker), successTerminationBehavior: .gracefullyShutdownGroup),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: application.logger
-        ))
-        try await group.run()
+        )
+        // A page that stopped reading leaves its event stream waiting to write, and a graceful shutdown waits for
+        // every stream: past this, the streams are cancelled instead.
+        configuration.maximumGracefulShutdownDuration = .seconds(5)
+        try await ServiceGroup(configuration: configuration).run()
         StatehouseLifecycle.flushPendingWrites()
         if tracker.store.state.problem != nil { throw TrackerError.databaseGone(path: tracker.path) }
     }
