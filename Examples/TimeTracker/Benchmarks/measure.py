@@ -10,7 +10,8 @@
 5. Lock stall: `GET /api/projects` while another process holds the database's write lock and 8 POSTs wait for it,
    against the same GETs with the database free.
 
-Usage: measure.py PATH_TO_TIMETRACK   (build it with -c release first)
+Usage: measure.py PATH_TO_TIMETRACK [--only fan-out]   (build it with -c release first; --only runs one section, for
+       comparing with an older build)
 """
 import http.client
 import json
@@ -196,6 +197,14 @@ def timed(command, runs=7):
 
 def main():
     timetrack = sys.argv[1]
+    if sys.argv[2:] == ["--only", "fan-out"]:
+        with tempfile.TemporaryDirectory() as directory:
+            big = os.path.join(directory, "big.sqlite")
+            subprocess.run([timetrack, "list", "--db", big], check=True, capture_output=True)
+            seed(big)
+            print("fan-out, 1,000 projects:")
+            fan_out(timetrack, big)
+        return
     with tempfile.TemporaryDirectory() as directory:
         database = os.path.join(directory, "timetrack.sqlite")
         server, port = start_server(timetrack, database)

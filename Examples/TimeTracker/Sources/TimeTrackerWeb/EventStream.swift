@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 
 /// `GET /api/events`: server-sent events carrying the projects now, then after every change of the store's state,
 /// whoever made it (the bytes are ``ProjectEvents``', shared by every page). Before each, a `clock` event with the
@@ -35,10 +36,13 @@ struct EventStream: Sendable {
             continuation.finish()
         }
         let heartbeat = heartbeat
+        // At most one heartbeat waits: heartbeats piling up behind a slow page would push the newest projects out
+        // of the buffer.
+        let heartbeatWaiting = WaitingFlag()
         let beating = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: heartbeat)
-                continuation.yield(.heartbeat)
+                if heartbeatWaiting.raise() { continuation.yield(.heartbeat) }
             }
         }
         defer {
@@ -54,6 +58,7 @@ struct EventStream: Sendable {
                     try await writer.write(ByteBuffer(string: "event: clock\ndata: \(Date().timeIntervalSince1970)\n\n"))
                     try await writer.write(bytes)
                 case .heartbeat:
+                    heartbeatWaiting.lower()
                     try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
                 }
             }
@@ -63,5 +68,19 @@ struct EventStream: Sendable {
             endProjects()
         }
         try await writer.finish(nil)
+    }
+}
+
+/// Whether something is already waiting in a queue, so that a second one is not added.
+private final class WaitingFlag: Sendable {
+    private let waiting = Atomic(false)
+
+    /// Raises the flag; `false` if it was up already.
+    func raise() -> Bool {
+        !waiting.exchange(true, ordering: .acquiringAndReleasing)
+    }
+
+    func lower() {
+        waiting.store(false, ordering: .releasing)
     }
 }
