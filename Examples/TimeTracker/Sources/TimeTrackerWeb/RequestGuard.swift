@@ -10,7 +10,7 @@ import Hummingbird
 /// - the `Host` must name this server: the host it listens on, the loopback names when it listens on loopback, or a
 ///   name passed with `--allow-host` (421 otherwise; this stops DNS rebinding);
 /// - with an access token (required when the server listens beyond loopback, where anyone on the network can
-///   connect), every `/api/` request must present it (401 otherwise);
+///   connect), every request but those for the page itself (`/`, `/app.js`) must present it (401 otherwise);
 /// - a state-changing request must say `Content-Type: application/json` (415 otherwise), which a page of another
 ///   origin cannot send without the browser asking first (CORS preflight), must come from this origin when it says
 ///   where it comes from (`Origin`, 403 otherwise), and must announce at most ``maximumBodySize`` (413 at once,
@@ -28,8 +28,8 @@ public struct RequestGuard: Sendable {
     /// - Parameters:
     ///   - listeningHost: The address the server listens on (`--host`).
     ///   - extraHosts: Further names the user allowed (`--allow-host`), for a server reached by another name.
-    ///   - accessToken: What every `/api/` request must present, as `Authorization: Bearer …` or, for the event
-    ///     stream, which a browser opens without headers, `?token=…`.
+    ///   - accessToken: What every request but the page's must present, as `Authorization: Bearer …` or, for the
+    ///     event stream, which a browser opens without headers, `?token=…`.
     public init(listeningHost: String, extraHosts: [String] = [], accessToken: String? = nil) {
         var hosts = Set(([listeningHost] + extraHosts).map { Self.hostname(of: $0) })
         listensEverywhere = ["0.0.0.0", "::", ""].contains(Self.hostname(of: listeningHost))
@@ -91,9 +91,11 @@ public struct RequestGuard: Sendable {
                 --allow-host \(Self.hostname(of: authority)) if that name is yours.
                 """)
         }
-        // The router ignores empty segments (`//api/projects` is `/api/projects`): so must this check.
+        // Denied by default: only the page itself (which holds no data) is open. Matching what the API is instead
+        // would have to match the router's reading of paths exactly (`//api/projects` is `/api/projects` to it).
         let segments = request.path.split(separator: "/")
-        if let accessToken, segments.first == "api", !Self.same(request.token, accessToken) {
+        let isThePage = segments.isEmpty || segments == ["app.js"]
+        if let accessToken, !isThePage, !Self.same(request.token, accessToken) {
             return Refusal(status: .unauthorized, message: """
                 This tracker needs its access token: open it by the link `timetrack serve` printed (it ends in \
                 #token=…), or send Authorization: Bearer TOKEN.

@@ -263,6 +263,10 @@ struct RequestGuardTests {
         #expect(remote.refusal(for: .init(method: .get, authority: authority, token: "0123456789abcdef-xyz")) == nil)
         #expect(remote.refusal(for: .init(method: .get, path: "/", authority: authority)) == nil)
         #expect(remote.refusal(for: .init(method: .get, path: "/app.js", authority: authority)) == nil)
+        // Denied by default: whatever a router might make of a path, only the page is open.
+        for path in ["//api/projects", "/API/projects", "/%61pi/projects", "/./api/projects", "/x/../api/projects"] {
+            #expect(remote.refusal(for: .init(method: .get, path: path, authority: authority))?.status == .unauthorized)
+        }
     }
 
     @Test func throughTheRouterRefusalsChangeNothingAndEveryResponseForbidsFraming() async throws {
