@@ -21,9 +21,9 @@ enum DatabaseLocation {
         guard !path.isEmpty else {
             throw .unusableDatabase(path: path, problem: "the path is empty", fix: "Give --db the path of a file.")
         }
-        guard !path.hasSuffix("/") else {
+        guard !path.hasSuffix("/"), ![".", ".."].contains((path as NSString).lastPathComponent) else {
             throw .unusableDatabase(
-                path: path, problem: "it ends in /, which names a directory", fix: "Give --db the path of a file."
+                path: path, problem: "it ends in /, . or .., which name a directory", fix: "Give --db the path of a file."
             )
         }
         let manager = FileManager.default
@@ -32,7 +32,9 @@ enum DatabaseLocation {
             guard !isDirectory.boolValue else {
                 throw .unusableDatabase(path: path, problem: "it is a directory", fix: "Give --db the path of a file in it.")
             }
-            let type = (try? manager.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+            // Of what a symbolic link points to, as SQLite opens it.
+            let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+            let type = (try? manager.attributesOfItem(atPath: target))?[.type] as? FileAttributeType
             guard type == .typeRegular else {
                 throw .unusableDatabase(
                     path: path, problem: "it is not a regular file (a device, a pipe or a socket)",
@@ -76,7 +78,7 @@ enum DatabaseLocation {
                 let id = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
                 let version = try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0
                 let tables = Set(try String.fetchAll(
-                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                    db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT GLOB 'sqlite_*'"
                 ))
                 var migrated = false
                 if tables.contains("grdb_migrations") {

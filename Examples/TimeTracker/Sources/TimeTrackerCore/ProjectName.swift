@@ -20,12 +20,10 @@ public struct ProjectName: Equatable, Sendable {
     /// Applies the rules to what the user typed.
     public init(_ raw: String) throws(TrackerError) {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines).precomposedStringWithCanonicalMapping
-        // Braille's blank pattern (U+2800) is neither white space nor invisible to Unicode, but shows as nothing.
-        guard name.unicodeScalars.contains(where: { !$0.properties.isWhitespace && $0.value != 0x2800 }) else {
-            throw .emptyName
-        }
+        guard !name.isEmpty else { throw .emptyName }
         guard name.count <= Self.maximumLength, name.utf8.count <= Self.maximumByteCount else { throw .nameTooLong }
-        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        // Line and paragraph separators break a name as a new line does.
+        guard !name.unicodeScalars.contains(where: { [.control, .lineSeparator, .paragraphSeparator].contains($0.properties.generalCategory) }) else {
             throw .nameHasControlCharacters
         }
         if let first = name.unicodeScalars.first, first.properties.isMark { throw .nameStartsWithCombiningMark }
@@ -34,14 +32,18 @@ public struct ProjectName: Equatable, Sendable {
         key = Self.key(for: name)
     }
 
-    /// The uniqueness key of any string, and how the CLI finds a project by the name the user typed: compatibility
-    /// composed (NFKC, so "ﬁ" is "fi"), then case folded (Unicode's full folding: "ß" is "ss", "ς" is "σ"), then
-    /// composed again, as Unicode's `NFKC_Casefold` does.
+    /// The uniqueness key of any string, and how the CLI finds a project by the name the user typed, as Unicode's
+    /// `NFKC_Casefold` makes it: compatibility composed (NFKC, so "ﬁ" is "fi"), case folded (Unicode's full
+    /// folding: "ß" is "ss", "ς" is "σ"), composed again, and without the invisible code points the rules allow in
+    /// emoji (joiners, presentation selectors, tags), so that no invisible difference makes two names.
     public static func key(for name: String) -> String {
-        name.trimmingCharacters(in: .whitespacesAndNewlines)
+        let folded = name.trimmingCharacters(in: .whitespacesAndNewlines)
             .precomposedStringWithCompatibilityMapping
             .folding(options: .caseInsensitive, locale: nil)
             .precomposedStringWithCompatibilityMapping
+        var key = String.UnicodeScalarView()
+        key.append(contentsOf: folded.unicodeScalars.filter { !$0.properties.isDefaultIgnorableCodePoint })
+        return String(key)
     }
 }
 
@@ -52,17 +54,18 @@ private extension Unicode.Scalar.Properties {
 }
 
 private extension String {
-    /// The first code point that is invisible (default-ignorable) or a bidi control, outside the sequences where an
-    /// invisible code point is how emoji are written: a joiner between two pictographs (👩‍👩‍👧), one presentation
-    /// selector right after an emoji (❤️, or a keycap's digit: 1️⃣), the tag letters of a subdivision flag closed by its
-    /// cancel tag (🏴 + "gbsct" + cancel). Anything more (a selector after a plain digit, two selectors, tags that
-    /// spell hidden text) makes two names that look alike, so it is refused.
+    /// The first code point that is invisible (default-ignorable, or Braille's blank pattern U+2800, which Unicode
+    /// counts as neither) or a bidi control, outside the sequences where an invisible code point is how emoji are
+    /// written: a joiner between two pictographs (👩‍👩‍👧), the emoji selector after a character that is text
+    /// without it (❤️, or a keycap's digit: 1️⃣), the tags of the three subdivision flags (England, Scotland, Wales).
+    /// Anything else (a selector that changes nothing, tags that spell hidden text) would make two names that look
+    /// alike, and is refused; the key ignores what is allowed, so `😀‍😀` and `😀😀` are one name.
     var firstMisleadingScalar: Unicode.Scalar? {
         for character in self {
             let scalars = Array(character.unicodeScalars)
             for (index, scalar) in scalars.enumerated() {
                 let properties = scalar.properties
-                if properties.isBidiControl { return scalar }
+                if properties.isBidiControl || scalar.value == 0x2800 { return scalar }
                 guard properties.isDefaultIgnorableCodePoint else { continue }
                 if !scalars.isEmojiSequence(allowing: index) { return scalar }
             }
@@ -74,10 +77,11 @@ private extension String {
 private extension Unicode.Scalar {
     /// An emoji that is a picture: not one of the ASCII characters (digits, `#`, `*`) that Unicode also calls emoji.
     var isPictograph: Bool { properties.isEmoji && !isASCII }
-    var isPresentationSelector: Bool { value == 0xFE0E || value == 0xFE0F }
     var isSkinToneModifier: Bool { (0x1F3FB...0x1F3FF).contains(value) }
-    var isTagLetterOrDigit: Bool { (0xE0061...0xE007A).contains(value) || (0xE0030...0xE0039).contains(value) }
 }
+
+/// The tag sequences of the subdivision flags Unicode recommends (England, Scotland, Wales): 🏴 + these + cancel.
+private let subdivisionFlagTags: Set<String> = ["gbeng", "gbsct", "gbwls"]
 
 private extension Array where Element == Unicode.Scalar {
     /// Whether the default-ignorable scalar at `index` is part of the emoji sequence this character is.
@@ -89,11 +93,13 @@ private extension Array where Element == Unicode.Scalar {
             let joinsAPictograph = before.isPictograph || before.isSkinToneModifier
                 || (before.value == 0xFE0F && index > 1 && self[index - 2].isPictograph)
             return joinsAPictograph && after?.isPictograph == true
-        case 0xFE0E, 0xFE0F:  // one presentation selector, after an emoji; after a digit, # or *, only in a keycap
-            return before.isPictograph || (before.properties.isEmoji && after?.value == 0x20E3)
-        case 0xE0020...0xE007F:  // tags: exactly a subdivision flag, 🏴 then tag letters or digits then cancel
-            return self[0].value == 0x1F3F4 && self.last?.value == 0xE007F
-                && self.dropFirst().dropLast().allSatisfy(\.isTagLetterOrDigit) && count > 2
+        case 0xFE0F:  // the emoji selector: only where it changes something (text by default), or in a keycap
+            return before.properties.isEmoji && !before.properties.isEmojiPresentation && !before.isSkinToneModifier
+                && (before.isPictograph || after?.value == 0x20E3)
+        case 0xE0020...0xE007F:  // tags: only as one of the recommended subdivision flags
+            guard self[0].value == 0x1F3F4, self.last?.value == 0xE007F else { return false }
+            let letters = dropFirst().dropLast().map { Character(Unicode.Scalar($0.value - 0xE0000)!) }
+            return subdivisionFlagTags.contains(String(letters))
         default:
             return false
         }

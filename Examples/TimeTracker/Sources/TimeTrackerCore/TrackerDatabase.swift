@@ -11,9 +11,10 @@ final class TrackerDatabase: Sendable {
     let path: String
     let pool: DatabasePool
     let writeDeadline: WriteDeadline
-    /// The file opened, and its write-ahead log: writes stop once either path names another file, or none.
+    /// The file opened, and its write-ahead log and shared index (`-wal`, `-shm`, where SQLite keeps them: beside
+    /// the file a symbolic link points to): writes stop once any of them is another file, or none.
     let identity: FileIdentity
-    let journalIdentity: FileIdentity?
+    let journal: [(path: String, identity: FileIdentity)]
 
     init(path: String, lockTimeout: Duration) throws(TrackerError) {
         self.path = path
@@ -31,9 +32,13 @@ final class TrackerDatabase: Sendable {
         }
         guard let identity = FileIdentity(path: path) else { throw .databaseGone(path: path) }
         self.identity = identity
-        // SQLite keeps the log while any connection is open, and this pool keeps its own open: the same file until
-        // the tracker closes. A removed log takes the commits it holds with it.
-        journalIdentity = FileIdentity(path: path + "-wal")
+        // SQLite keeps both while any connection is open, and this pool keeps its own open: the same files until the
+        // tracker closes. A removed log takes the commits it holds with it; a removed index lets two processes keep
+        // two indexes of one log, and write over each other's commits.
+        let realPath = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        journal = ["-wal", "-shm"].compactMap { suffix in
+            FileIdentity(path: realPath + suffix).map { (realPath + suffix, $0) }
+        }
     }
 
     /// What went wrong, in words, without the SQL that was running (a user cannot act on it, and it tells an
@@ -125,8 +130,8 @@ final class TrackerDatabase: Sendable {
 }
 
 extension TrackerDatabase {
-    /// Whether `path` still names the file this database opened, and its log the log it opened.
+    /// Whether `path` still names the file this database opened, and its log and index the ones it opened.
     var isStillAtItsPath: Bool {
-        FileIdentity(path: path) == identity && (journalIdentity == nil || FileIdentity(path: path + "-wal") == journalIdentity)
+        FileIdentity(path: path) == identity && journal.allSatisfy { FileIdentity(path: $0.path) == $0.identity }
     }
 }

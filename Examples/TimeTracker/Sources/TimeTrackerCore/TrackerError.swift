@@ -62,7 +62,7 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
             """
         case .databaseGone(let path):
             """
-            The database "\(path)" (or its journal, \(path)-wal) was removed or replaced while timetrack had it open; \
+            The database "\(path)" (or its journal, -wal or -shm) was removed or replaced while timetrack had it open; \
             nothing more is written to the old file. Start timetrack again to use the file now at that path (restore a backup there first if \
             you meant to).
             """

@@ -55,6 +55,9 @@ struct EventStream: Sendable {
             for await event in merged {
                 switch event {
                 case .projects(let bytes):
+                    // Anything written is a sign of life: a heartbeat pushed out of the buffer by newer events must
+                    // not keep the next one from being queued.
+                    heartbeatWaiting.lower()
                     try await writer.write(ByteBuffer(string: "event: clock\ndata: \(Date().timeIntervalSince1970)\n\n"))
                     try await writer.write(bytes)
                 case .heartbeat:

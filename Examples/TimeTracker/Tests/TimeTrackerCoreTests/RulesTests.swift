@@ -64,7 +64,11 @@ struct ProjectNameTests {
         #expect(throws: TrackerError.nameStartsWithCombiningMark) { try ProjectName(name) }
     }
 
-    @Test(arguments: ["👩\u{200D}👩\u{200D}👧 family", "❤\u{FE0F} hearts", "🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F} Scotland", "1\u{FE0F}\u{20E3} first"])
+    @Test(arguments: [
+        "👩\u{200D}👩\u{200D}👧 family", "❤\u{FE0F} hearts", "🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F} Scotland",
+        "1\u{FE0F}\u{20E3} first", "#️⃣ tag", "👍🏽", "🧑🏽‍💻 code", "🇫🇷", "❤️‍🔥", "🏳️‍🌈", "🏳️‍⚧️", "👁️‍🗨️", "🏃🏽‍♀️‍➡️",
+        "🫱🏻‍🫲🏿", "🏴‍☠️", "🐻‍❄️", "🐦‍🔥", "🤷🏾‍♀️",
+    ])
     func emojiSequencesKeepTheirJoinersAndSelectors(name: String) throws {
         #expect(try ProjectName(name).display == name.precomposedStringWithCanonicalMapping)
     }

@@ -61,7 +61,7 @@ struct ReviewFindingsTests {
     @Test(arguments: [
         ("Invoice 1\u{FE0F}", "Invoice 1"),
         ("Sprint #\u{FE0E}", "Sprint #"),
-        ("\u{1F600}\u{FE0F}\u{FE0F}\u{FE0F}", "\u{1F600}\u{FE0F}"),
+        ("\u{1F600}\u{FE0F}\u{FE0F}\u{FE0F}", "\u{1F600}"),  // a selector after 😀 changes nothing: refused now
         ("\u{1F3F4}\u{E0041}\u{E0042}\u{E0043}", "\u{1F3F4}"),
     ])
     func anInvisibleCodePointInAnEmojiCharacterDoesNotMakeALookAlike(spoof: String, original: String) throws {
