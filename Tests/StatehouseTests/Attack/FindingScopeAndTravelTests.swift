@@ -75,6 +75,8 @@ struct FindingScopeAndTravelTests {
             hold.signal()
             #expect(await eventually { store.state.count == 5 && store.state.name == "" }, "round \(round)")
             store.dispatch(.increment)  // continues from the shown state, step 5
+            // The store may still be finishing the travel's round on another thread: the increment then waits its turn.
+            #expect(await eventually { store.state.count == 6 }, "round \(round)")
             let recording = try #require(store.recording)
             let replayed = recording.state(afterFirst: recording.actions.count) { state, action in
                 counterReducer(&state, action)
