@@ -110,21 +110,26 @@ enum ActionButton: Equatable, Sendable {
     case wait, cancel, pause, play
 }
 
-final class VideoPlayerView: StatefulView, @unchecked Sendable {  // the example renders on the test's thread
-    private(set) var actionButton = ActionButton.wait
-    private(set) var progressText = ""
+/// Renders on whichever thread delivers the state (an effect's, for the download's progress), and the test reads what
+/// it shows from its own: what it shows is kept under a lock that ThreadSanitizer sees.
+final class VideoPlayerView: StatefulView, Sendable {
+    private let shown = Locked((button: ActionButton.wait, progress: ""))
+
+    var actionButton: ActionButton { shown.withLock { $0.button } }
+    var progressText: String { shown.withLock { $0.progress } }
 
     func render(state video: Video) {
-        actionButton = switch video.state {
+        let button: ActionButton = switch video.state {
         case .willDownload: .wait
         case .downloading: .cancel
         case .playing: .pause
         case .paused: .play
         }
-        progressText = switch video.state {
+        let progress = switch video.state {
         case .willDownload: ""
         case .downloading(let download): "\(Int(download.fraction * 100)) %"
         case .playing(let playback), .paused(let playback): "at \(playback.position) s"
         }
+        shown.withLock { $0 = (button, progress) }
     }
 }
