@@ -223,9 +223,15 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @inlinable @inline(__always)
     func commit<Result>(_ change: (inout StoreState<State>) -> (Result, DeliveryRound<State>?)) -> Result {
         let (result, round, scopes) = commitWithoutTelling(change)
+        tell(round, after: scopes)
+        return result
+    }
+
+    /// Tells the scoped stores' subscribers, then this store's: every view is up to date before anyone hears.
+    @inlinable @inline(__always)
+    func tell(_ round: DeliveryRound<State>?, after scopes: [PendingDelivery]) {
         for scope in scopes { scope.deliver() }
         round?.deliver(on: currentThreadIdentity())
-        return result
     }
 
     /// ``commit(_:)`` up to the subscribers: returns whom to tell, this store's subscribers and its scopes'.
@@ -260,10 +266,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         }
         guard let (round, newCount) = taken else { return false }
         persistence?.tookStoredValue(newState, count: newCount)
-        if !followers.isEmpty {
-            for scope in followers.follow(newState) { scope.deliver() }
-        }
-        round?.deliver(on: currentThreadIdentity())
+        tell(round, after: followers.isEmpty ? [] : followers.follow(newState))
         return true
     }
 
@@ -273,10 +276,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     func follow(_ newState: State) -> PendingDelivery? {
         let ((), round, scopes) = commitWithoutTelling { ((), $0.replace(with: newState)) }
         guard round != nil || !scopes.isEmpty else { return nil }
-        return PendingDelivery {
-            for scope in scopes { scope.deliver() }
-            round?.deliver(on: currentThreadIdentity())
-        }
+        return PendingDelivery { [self] in tell(round, after: scopes) }
     }
 
     /// Queues `newState` to replace the state, in order with the other work, and to be written to the storage.

@@ -63,14 +63,12 @@ struct FindingCrossedUpdatesAndLateScopesTests {
     // and reads the parent's state under that lock. A scope made between the two started from the state before the
     // action and was never shown it: behind its parent until the next change (26 to 9,545 of 40,000 rounds).
     @Test func aScopeMadeWhileTheParentAppliesAnActionFollowsIt() async {
-        // @unchecked: every field is read and written with `lock` held.
-        final class Slot: @unchecked Sendable {
-            let lock = NSLock()
+        struct Round: Sendable {
             var store: Store<SiblingPair, SiblingPairAction>?
             var child: Store<Int, SiblingPairAction>?
             var delay = 0
         }
-        let slot = Slot()
+        let slot = Locked(Round())
         let go = Atomic<Int>(0)
         let done = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
@@ -95,14 +93,10 @@ struct FindingCrossedUpdatesAndLateScopesTests {
                 let deadline = ContinuousClock.now + .seconds(6)
                 for round in 1...rounds {
                     let store = makePairStore()
-                    slot.lock.withLock {
-                        slot.store = store
-                        slot.child = nil
-                        slot.delay = Int.random(in: 0..<200)
-                    }
+                    slot.withLock { $0 = Round(store: store, child: nil, delay: Int.random(in: 0..<200)) }
                     go.store(round, ordering: .releasing)
                     while done.load(ordering: .acquiring) < 2 * round { sched_yield() }
-                    let child = slot.lock.withLock { slot.child }!
+                    let child = slot.withLock { $0.child }!
                     played.add(1, ordering: .relaxed)
                     if child.state != store.state.a {
                         if behind.add(1, ordering: .relaxed).newValue == 1 {
@@ -115,19 +109,19 @@ struct FindingCrossedUpdatesAndLateScopesTests {
             case 1:
                 for round in 1...rounds {
                     guard waitFor(round) else { return }
-                    let store = slot.lock.withLock { slot.store }!
+                    let store = slot.withLock { $0.store }!
                     store.dispatch(.setBoth(1))
                     done.add(1, ordering: .releasing)
                 }
             default:
                 for round in 1...rounds {
                     guard waitFor(round) else { return }
-                    let (store, delay) = slot.lock.withLock { (slot.store!, slot.delay) }
+                    let (store, delay) = slot.withLock { ($0.store!, $0.delay) }
                     var sink = 0
                     for i in 0..<delay { sink &+= i }
                     if sink == -1 { print(sink) }
                     let child = store.scope(state: \.a, action: { (action: SiblingPairAction) in action })
-                    slot.lock.withLock { slot.child = child }
+                    slot.withLock { $0.child = child }
                     done.add(1, ordering: .releasing)
                 }
             }

@@ -81,9 +81,7 @@ struct CrossProcessTests {
 
     @Test func aServerStreamsChangesFromOtherProcessesAndStopsCleanlyWithPagesOpen() async throws {
         let database = TemporaryDatabase()
-        let server = try TimetrackProcess(["serve", "--port", "0", "--db", database.path])
-        #expect(await eventually { server.output.contains("timetrack is serving http://127.0.0.1:") })
-        let port = try #require(server.output.split(separator: ":").dropFirst(2).first.flatMap { Int($0.prefix { $0.isNumber }) })
+        let (server, port) = try await TimetrackProcess.serve(["--db", database.path])
         let page = try EventStreamClient(port: port)
         #expect(page.next() != nil)
         #expect(try TimetrackProcess.run(["add", "<script>alert(1)</script>", "--db", database.path]).status == 0)
