@@ -11,6 +11,8 @@ public struct StatehouseDiagnostic: Sendable, Equatable, CustomStringConvertible
         case lostWrite
         /// ``StatehouseLifecycle/flushOnTermination()`` could not install its handlers.
         case terminationHandling
+        /// An ``Effect/run(priority:operation:catch:)`` effect threw, and had no `catch` handler.
+        case unhandledEffectError
     }
 
     public let kind: Kind
@@ -37,6 +39,19 @@ public struct StatehouseDiagnostic: Sendable, Equatable, CustomStringConvertible
                 Statehouse: flushOnTermination() could not create its signal pipe (\(String(cString: strerror(code)))), \
                 so SIGTERM and SIGINT keep their default action and pending writes would be lost: free file \
                 descriptors, or call StatehouseLifecycle.flushPendingWrites() from handlers of your own.
+                """
+        )
+    }
+
+    static func unhandledEffectError(_ error: any Error, action: Any.Type) -> Self {
+        Self(
+            kind: .unhandledEffectError,
+            key: "",
+            message: """
+                Statehouse: an effect of a store of \(action) threw \(String(reflecting: error)), and its \
+                Effect.run has no catch handler, so the error was dropped. Handle the error in the effect: catch it \
+                in the operation, or pass `catch: { error, send in … }` to Effect.run and send an action that \
+                records the failure.
                 """
         )
     }

@@ -14,13 +14,22 @@
 ///
 /// Effects run after the reducer returns and after subscribers heard of the change. Actions they send go through
 /// ``Store/dispatch(_:)`` like any other, in order.
+///
+/// Effects combine: ``merge(_:)-(Self...)`` runs several at once, ``concatenate(_:)-(Self...)`` one after another,
+/// ``map(_:)`` turns a child feature's effect into its parent's, and ``debounce(id:for:clock:)`` and
+/// ``throttle(id:for:clock:latest:)`` limit how often one runs, on a clock a test can drive.
 public struct Effect<Action: Sendable>: Sendable {
+    /// What the ``EffectRunner`` does; the public constructors build these.
     @usableFromInline
     package enum Operation: Sendable {
         case send(Action)
-        case run(@Sendable (Send<Action>) async -> Void)
+        case run(Run)
         case cancellable(Effect, id: AnyHashableSendable, cancelInFlight: Bool)
         case cancel(id: AnyHashableSendable)
+        /// Each effect once the work of the one before it is done.
+        case concatenate([Effect])
+        /// The effect, marked `id`, unless another throttled by `id` ran less than a window ago.
+        case throttle(Effect, id: AnyHashableSendable, window: EffectWindow, latest: Bool)
     }
 
     /// What to do, in order; empty for ``none``.
@@ -38,14 +47,6 @@ public struct Effect<Action: Sendable>: Sendable {
     /// Sends `action` back to the store right after the current one.
     public static func send(_ action: Action) -> Self {
         Self(operations: [.send(action)])
-    }
-
-    /// Runs `operation` in a task; it may send any number of actions back with the ``Send`` it is given.
-    ///
-    /// Actions sent after the effect was cancelled (``cancel(id:)``) are dropped, wherever they are sent from.
-    /// Errors are the operation's to handle: turn them into actions.
-    public static func run(_ operation: @escaping @Sendable (_ send: Send<Action>) async -> Void) -> Self {
-        Self(operations: [.run(operation)])
     }
 
     /// Runs every effect in `effects`.
@@ -94,7 +95,8 @@ public struct Send<Action: Sendable>: Sendable {
         self.lease = nil
     }
 
-    private init(_ deliver: @escaping @Sendable (Action, EffectHandle?) -> Void, lease: EffectLease?) {
+    /// Shares `lease` (see `sending(through:)`) instead of taking a new one.
+    init(_ deliver: @escaping @Sendable (Action, EffectHandle?) -> Void, lease: EffectLease?) {
         self.deliver = deliver
         self.lease = lease
     }

@@ -1,7 +1,8 @@
 import Synchronization
 
 /// Runs the effects of a store (or a test store): tasks for `.run`, actions for `.send`, and the bookkeeping of
-/// cancellation ids. Knows nothing of reducers; what effects send goes to the ``Send`` each effect is started with.
+/// cancellation ids, concatenations and throttle windows. Knows nothing of reducers; what effects send goes to the
+/// ``Send`` each effect is started with.
 @usableFromInline
 package final class EffectRunner<Action: Sendable>: Sendable {
     private struct Running: Sendable {
@@ -10,7 +11,19 @@ package final class EffectRunner<Action: Sendable>: Sendable {
         /// The cancellable effects with work outstanding, by id.
         var handles: [AnyHashableSendable: [ObjectIdentifier: EffectHandle]] = [:]
         var nextTask: UInt64 = 0
+        var throttles = EffectThrottles<Throttled>()
     }
+
+    /// A throttled effect kept for the end of its window, with what it needs to start then. Its `send` holds a
+    /// lease on the effect it is nested in, keeping that one cancellable by id meanwhile; so a `Throttled` must be
+    /// released outside the lock (the lease's end takes it).
+    private struct Throttled: Sendable {
+        let effect: Effect<Action>
+        let ids: Set<AnyHashableSendable>
+        let send: Send<Action>
+    }
+
+    private typealias Tasks = [Task<Void, Never>]
 
     private let running = Locked(Running())
 
@@ -23,7 +36,8 @@ package final class EffectRunner<Action: Sendable>: Sendable {
         start(effect.operations, ids: [], origin: nil, send: send)
     }
 
-    /// The number of effects running now.
+    /// The number of tasks running now: `.run` operations, concatenations waiting to start their next part,
+    /// throttle windows with an effect kept.
     package var runningCount: Int {
         running.withLock { $0.tasks.count }
     }
@@ -37,36 +51,62 @@ package final class EffectRunner<Action: Sendable>: Sendable {
 
     /// Cancels every running effect.
     package func cancelAll() {
-        let (tasks, handles) = running.withLock { running in
+        let (tasks, handles, throttled) = running.withLock { running in
+            let throttled = running.throttles.removeAll()
             defer { running = Running(nextTask: running.nextTask) }
-            return (Array(running.tasks.values), running.handles.values.flatMap(\.values))
+            return (Array(running.tasks.values), running.handles.values.flatMap(\.values), throttled)
         }
         handles.forEach { $0.cancel() }
         tasks.forEach { $0.cancel() }
+        withExtendedLifetime(throttled) {}
+    }
+
+    /// Cancels the effects marked `id`: their tasks, every action they sent that was not applied yet, and the
+    /// throttle window of `id`.
+    package func cancel(id: AnyHashableSendable) {
+        let (tasks, handles, throttled) = running.withLock { running in
+            (
+                (running.ids.removeValue(forKey: id) ?? []).compactMap { running.tasks[$0] },
+                running.handles.removeValue(forKey: id).map { Array($0.values) } ?? [],
+                running.throttles.cancel(id: id)
+            )
+        }
+        handles.forEach { $0.cancel() }
+        tasks.forEach { $0.cancel() }
+        withExtendedLifetime(throttled) {}
     }
 
     /// Starts `operations`; `ids` are those of the cancellable effects they are nested in, `origin` the innermost.
+    /// - Returns: The tasks started, for a concatenation to wait for.
+    @discardableResult
     private func start(
         _ operations: [Effect<Action>.Operation],
         ids: Set<AnyHashableSendable>,
         origin: EffectHandle?,
         send: Send<Action>
-    ) {
+    ) -> Tasks {
+        var started: Tasks = []
         for operation in operations {
             switch operation {
             case .send(let action):
                 send.from(origin)(action)
-            case .run(let work):
-                run(work, ids: ids, send: send.from(origin))
+            case .run(let run):
+                let send = send.from(origin)
+                started.append(spawn(priority: run.priority, ids: ids) { await run.perform(with: send) })
             case .cancellable(let effect, let id, let cancelInFlight):
                 if cancelInFlight { cancel(id: id) }
                 let handle = register(id: id, parent: origin)
-                start(effect.operations, ids: ids.union([id]), origin: handle, send: send)
+                started += start(effect.operations, ids: ids.union([id]), origin: handle, send: send)
                 handle.endWork()
             case .cancel(let id):
                 cancel(id: id)
+            case .concatenate(let effects):
+                started += concatenate(effects, ids: ids, origin: origin, send: send)
+            case .throttle(let effect, let id, let window, let latest):
+                started += throttle(effect, id: id, window: window, latest: latest, ids: ids, origin: origin, send: send)
             }
         }
+        return started
     }
 
     /// A handle for a new cancellable effect marked `id`, findable by `id` until its work is done.
@@ -81,17 +121,34 @@ package final class EffectRunner<Action: Sendable>: Sendable {
         return handle
     }
 
-    private func run(_ work: @escaping @Sendable (Send<Action>) async -> Void, ids: Set<AnyHashableSendable>, send: Send<Action>) {
+    /// Starts a task running `body`, counted as running and cancelled with `ids` until it returns.
+    private func spawn(
+        priority: TaskPriority? = nil,
+        ids: Set<AnyHashableSendable>,
+        _ body: @escaping @Sendable () async -> Void
+    ) -> Task<Void, Never> {
         running.withLock { running in
-            let number = running.nextTask
-            running.nextTask += 1
-            // The task removes itself when done; it cannot start before this critical section ends.
-            running.tasks[number] = Task { [weak self] in
-                await work(send)
-                self?.finished(number, ids: ids)
-            }
-            for id in ids { running.ids[id, default: []].insert(number) }
+            spawn(in: &running, priority: priority, ids: ids, body)
         }
+    }
+
+    /// ``spawn(priority:ids:_:)`` with the lock held.
+    private func spawn(
+        in running: inout Running,
+        priority: TaskPriority? = nil,
+        ids: Set<AnyHashableSendable>,
+        _ body: @escaping @Sendable () async -> Void
+    ) -> Task<Void, Never> {
+        let number = running.nextTask
+        running.nextTask += 1
+        // The task removes itself when done; it cannot do so before this critical section ends.
+        let task = Task(priority: priority) { [weak self] in
+            await body()
+            self?.finished(number, ids: ids)
+        }
+        running.tasks[number] = task
+        for id in ids { running.ids[id, default: []].insert(number) }
+        return task
     }
 
     private func finished(_ number: UInt64, ids: Set<AnyHashableSendable>) {
@@ -103,16 +160,104 @@ package final class EffectRunner<Action: Sendable>: Sendable {
             }
         }
     }
+}
 
-    /// Cancels the effects marked `id`: their tasks, and every action they sent that was not applied yet.
-    private func cancel(id: AnyHashableSendable) {
-        let (tasks, handles) = running.withLock { running in
-            (
-                (running.ids.removeValue(forKey: id) ?? []).compactMap { running.tasks[$0] },
-                running.handles.removeValue(forKey: id).map { Array($0.values) } ?? []
-            )
+// MARK: - Concatenation
+
+extension EffectRunner {
+    /// Starts `effects` one after another (``Effect/concatenate(_:)-([Effect])``).
+    ///
+    /// The parts that start no task start here, at once, as they would alone; from the first that does, a task
+    /// waits for each part's tasks before it starts the next. That task is marked with `ids`, so cancelling one of
+    /// them cancels it; it then cancels the part it waits for (whatever cancelled it) and starts no other.
+    private func concatenate(
+        _ effects: [Effect<Action>],
+        ids: Set<AnyHashableSendable>,
+        origin: EffectHandle?,
+        send: Send<Action>
+    ) -> Tasks {
+        var rest = effects[...]
+        while let part = rest.popFirst() {
+            let tasks = start(part.operations, ids: ids, origin: origin, send: send)
+            guard !tasks.isEmpty, !rest.isEmpty else { continue }
+            // Holds a lease on `origin`, so that the parts started later are still cancellable by its id.
+            let leased = send.from(origin)
+            return [spawn(ids: ids) { [weak self, rest] in
+                var waitingFor = tasks
+                var rest = rest
+                while true {
+                    await Self.wait(for: waitingFor)
+                    guard let self, !Task.isCancelled, leased.origin?.isCancelled != true, let next = rest.popFirst()
+                    else { return }
+                    waitingFor = self.start(next.operations, ids: ids, origin: leased.origin, send: send)
+                }
+            }]
         }
-        handles.forEach { $0.cancel() }
-        tasks.forEach { $0.cancel() }
+        return []
+    }
+
+    /// Waits until `tasks` have returned; if the waiting task is cancelled, cancels them.
+    private static func wait(for tasks: Tasks) async {
+        await withTaskCancellationHandler {
+            for task in tasks { await task.value }
+        } onCancel: {
+            // Also runs at once if the waiting task was cancelled before it began to wait: a part started just after
+            // the concatenation was cancelled is stopped too.
+            for task in tasks { task.cancel() }
+        }
+    }
+}
+
+// MARK: - Throttling
+
+extension EffectRunner {
+    /// Runs `effect`, marked `id`, now, later or not at all, as the throttle window of `id` says
+    /// (``Effect/throttle(id:for:clock:latest:)``).
+    private func throttle(
+        _ effect: Effect<Action>,
+        id: AnyHashableSendable,
+        window: EffectWindow,
+        latest: Bool,
+        ids: Set<AnyHashableSendable>,
+        origin: EffectHandle?,
+        send: Send<Action>
+    ) -> Tasks {
+        // Not `effect.cancellable(id:)`, which would wrap the erased id once more.
+        let marked = Effect(operations: [.cancellable(effect, id: id, cancelInFlight: false)])
+        let kept = Throttled(effect: marked, ids: ids, send: send.from(origin))
+        let (arrival, dropped) = running.withLock { running -> (EffectThrottles<Throttled>.Arrival, Throttled?) in
+            let arrival = running.throttles.arrive(kept, id: id, window: window, latest: latest)
+            switch arrival {
+            case .runNow:
+                return (arrival, nil)
+            case .kept(let timer, let replaced):
+                if let (generation, opened) = timer {
+                    // The timer is marked with the ids the throttle is nested in: cancelling one of them ends the
+                    // window, as cancelling `id` does.
+                    _ = spawn(in: &running, ids: ids) { [weak self] in
+                        let ended = (try? await opened.sleepUntilEnd()) != nil && !Task.isCancelled
+                        self?.windowEnded(id: id, generation: generation, window: window, ended: ended)
+                    }
+                }
+                return (arrival, replaced)
+            case .dropped(let throttled):
+                return (arrival, throttled)
+            }
+        }
+        withExtendedLifetime(dropped) {}
+        guard case .runNow = arrival else { return [] }
+        return start(marked.operations, ids: ids, origin: origin, send: send)
+    }
+
+    /// The timer of a throttle window returned: if the clock reached the window's end (`ended`), runs the effect
+    /// kept, which opens a new window; if the timer was cancelled, ends the window and drops it.
+    private func windowEnded(id: AnyHashableSendable, generation: UInt64, window: EffectWindow, ended: Bool) {
+        let throttled = running.withLock { running in
+            ended
+                ? running.throttles.windowEnded(id: id, generation: generation, window: window)
+                : running.throttles.timerCancelled(id: id, generation: generation)
+        }
+        guard ended, let throttled, throttled.send.origin?.isCancelled != true else { return }
+        start(throttled.effect.operations, ids: throttled.ids, origin: throttled.send.origin, send: throttled.send)
     }
 }

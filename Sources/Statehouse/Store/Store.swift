@@ -283,16 +283,6 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     func replaceState(_ newState: State) {
         submit(.replaceState(newState))
     }
-
-    /// Waits until no effect is running, including those started by actions that effects sent meanwhile.
-    public func finishEffects() async {
-        await effects.finish()
-    }
-
-    /// The number of effects running now.
-    public var runningEffects: Int {
-        effects.runningCount
-    }
 }
 
 extension Store: Observable {}

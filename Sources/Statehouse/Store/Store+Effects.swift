@@ -1,0 +1,35 @@
+extension Store {
+    /// Cancels every running effect marked with `id`, from outside a reducer: what a reducer's
+    /// ``Effect/cancel(id:)`` does.
+    ///
+    /// Effective when it returns: no action those effects sent and the store has not applied yet is applied (nor
+    /// one they send later), their tasks are cancelled, a concatenation marked with `id` starts no further part,
+    /// and the throttle window of `id` ends, its kept effect dropped. An action being applied on another thread
+    /// at that moment completes.
+    ///
+    /// Effects run in the store whose reducer returned them: for a scoped store's actions, that is the store it
+    /// was scoped from, so call this on that store.
+    ///
+    /// ```swift
+    /// store.dispatch(.startTimer)            // returns .run { … }.cancellable(id: TimerID())
+    /// store.cancelEffects(id: TimerID())     // the app goes to the background
+    /// ```
+    ///
+    /// - Parameter id: The id given to ``Effect/cancellable(id:cancelInFlight:)``, or to a debounce or throttle.
+    public func cancelEffects(id: some Hashable & Sendable) {
+        effects.cancel(id: AnyHashableSendable(id))
+    }
+
+    /// Waits until no effect is running, including those started by actions that effects sent meanwhile.
+    ///
+    /// An effect waiting on a clock (a debounce, a throttle window with an effect kept) is running: with a manual
+    /// clock, advance it first.
+    public func finishEffects() async {
+        await effects.finish()
+    }
+
+    /// The number of effects running now.
+    public var runningEffects: Int {
+        effects.runningCount
+    }
+}
