@@ -63,6 +63,8 @@ struct DocumentationTests {
         await ArticleExamples.listeners()
         ArticleExamples.listenable()
         ArticleExamples.store()
+        ArticleExamples.composingReducers()
+        ArticleExamples.dependencies()
         let directory = TemporaryDirectory()
         #expect(throws: Never.self) { try ArticleExamples.persistence(directory: directory.url) }
         #expect(ArticleExamples.loadingState() == .failed(.offline, ["Swift", "Statehouse"]))

@@ -92,6 +92,51 @@ enum ArticleExamples {
         token.cancel()
     }
 
+    // TheStore.md, Composing reducers
+    static func composingReducers() {
+        struct Todo: Equatable, Identifiable, Sendable { let id: Int; var done = false }
+        enum TodoAction: Sendable { case toggle }
+        struct Todos: Equatable, Sendable { var items: [Todo] = []; var editing: Todo? }
+        enum TodosAction: Sendable { case todo(id: Int, action: TodoAction), editor(TodoAction), add(Todo) }
+
+        let todo = Reducer<Todo, TodoAction> { state, action in
+            switch action { case .toggle: state.done.toggle() }
+        }
+        let todos = Reducer<Todos, TodosAction> { state, action in
+            if case .add(let new) = action { state.items.append(new) }
+        }
+        .forEach(\.items, action: ActionCase(TodosAction.todo), element: todo)
+        .ifLet(\.editing, action: ActionCase(TodosAction.editor), then: todo)
+        let store = Store(initialState: Todos(), reducer: todos)
+        store.dispatch(.add(Todo(id: 1)))
+        store.dispatch(.todo(id: 1, action: .toggle))              // store.state.items[0].done == true
+        precondition(store.state.items == [Todo(id: 1, done: true)])
+    }
+
+    // TheStore.md, Dependencies
+    static func dependencies() {
+        struct Environment: Sendable {
+            var clock: any Clock<Duration>
+            var uuid: @Sendable () -> UUID
+        }
+        enum Action: Sendable { case start, tick }
+
+        let live = Environment(clock: ContinuousClock(), uuid: { UUID() })
+        let ticker = Store(initialState: 0, environment: live) { (state: inout Int, action: Action, environment) in
+            switch action {
+            case .start:
+                return .run { send in
+                    try await environment.clock.sleep(for: .seconds(1))
+                    send(.tick)
+                }
+            case .tick:
+                state += 1
+                return .none
+            }
+        }
+        ticker.dispatch(.start)
+    }
+
     // ViewStateToolkit.md
     static func loadingState() -> LoadingState<[String], SearchFailure> {
         var jobs: LoadingState<[String], SearchFailure> = .idle

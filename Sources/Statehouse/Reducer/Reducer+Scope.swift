@@ -1,0 +1,81 @@
+extension Reducer {
+    /// Runs `child` on the part of the state at `toChildState` for the actions of one case, and turns its effects'
+    /// actions back into that case.
+    ///
+    /// ```swift
+    /// .scope(state: \.settings, action: ActionCase(AppAction.settings), child: settingsReducer)
+    /// ```
+    ///
+    /// Other actions pass it by untouched, with no effect.
+    public static func scope<ChildState, ChildAction>(
+        state toChildState: any WritableKeyPath<State, ChildState> & Sendable,
+        action toChildAction: ActionCase<Action, ChildAction>,
+        child: Reducer<ChildState, ChildAction>
+    ) -> Self {
+        Self { state, action in
+            guard let childAction = toChildAction.extract(action) else { return .none }
+            return child.reduce(&state[keyPath: toChildState], childAction).map(toChildAction.embed)
+        }
+    }
+
+    /// Runs `child` on optional state while it is present, before this reducer, for the actions of one case.
+    ///
+    /// ```swift
+    /// appReducer.ifLet(\.editor, action: ActionCase(AppAction.editor), then: editorReducer)
+    /// ```
+    ///
+    /// The child runs first, so that this reducer can end the child (set the state to `nil`) on the same action.
+    /// A child action that arrives while the state is `nil` (an effect of a child that was dismissed) is ignored
+    /// by the child and still reaches this reducer: cancel a child's effects when you dismiss it.
+    public func ifLet<ChildState, ChildAction>(
+        _ toChildState: any WritableKeyPath<State, ChildState?> & Sendable,
+        action toChildAction: ActionCase<Action, ChildAction>,
+        then child: Reducer<ChildState, ChildAction>
+    ) -> Self {
+        Self { state, action in
+            var childEffect = Effect<Action>.none
+            if let childAction = toChildAction.extract(action), state[keyPath: toChildState] != nil {
+                childEffect = child.reduce(&state[keyPath: toChildState]!, childAction).map(toChildAction.embed)
+            }
+            return .merge(childEffect, reduce(&state, action))
+        }
+    }
+
+    /// Runs `element` on the element with a given id, for the actions of one case that carries the id and the
+    /// element's action, before this reducer.
+    ///
+    /// ```swift
+    /// enum TodosAction: Sendable { case todo(id: Todo.ID, action: TodoAction), add }
+    /// todosReducer.forEach(\.todos, action: ActionCase(TodosAction.todo), element: todoReducer)
+    /// ```
+    ///
+    /// An action for an id that is not in the collection (an element removed while its effect ran) is ignored by
+    /// `element` and still reaches this reducer.
+    ///
+    /// - Complexity: O(*n*) to find the element, for *n* elements.
+    public func forEach<Element: Identifiable & Sendable, ElementAction>(
+        _ toElements: any WritableKeyPath<State, [Element]> & Sendable,
+        action toElementAction: ActionCase<Action, (Element.ID, ElementAction)>,
+        element: Reducer<Element, ElementAction>
+    ) -> Self where Element.ID: Sendable {
+        Self { state, action in
+            var elementEffect = Effect<Action>.none
+            if let (id, elementAction) = toElementAction.extract(action),
+                let index = state[keyPath: toElements].firstIndex(where: { $0.id == id })
+            {
+                elementEffect = element.reduce(&state[keyPath: toElements][index], elementAction)
+                    .map { toElementAction.embed((id, $0)) }
+            }
+            return .merge(elementEffect, reduce(&state, action))
+        }
+    }
+}
+
+extension ActionCase {
+    /// A case that carries an element's id and its action, given by its constructor: `TodosAction.todo`.
+    public init<ID: Sendable, ElementAction: Sendable>(
+        _ embed: @escaping @Sendable (ID, ElementAction) -> Parent
+    ) where Child == (ID, ElementAction) {
+        self.init { child in embed(child.0, child.1) }
+    }
+}
