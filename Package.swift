@@ -41,7 +41,7 @@ let package = Package(
             name: "StatehouseTests",
             dependencies: ["Statehouse", "StatehouseTestSupport", "StatehouseCrashWriter", "StatehouseExitWriter"]
         ),
-        .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting"]),
+        .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting", "StatehouseTestSupport"]),
         .testTarget(name: "StatehouseLoggingTests", dependencies: ["StatehouseLogging"]),
         // Another process on the same database: the other side of the SQLite two-process tests.
         .executableTarget(name: "StatehouseSQLiteWorker", dependencies: ["StatehouseSQLite"]),

@@ -1,4 +1,3 @@
-import Foundation
 import Statehouse
 import Testing
 
@@ -14,16 +13,23 @@ import Testing
 /// }
 /// ```
 ///
-/// - ``send(_:assert:sourceLocation:)`` applies an action and fails the test unless the state after it equals the
-///   state before it changed by the closure (with a line diff of the two).
-/// - Actions that effects send back are held, not applied, until ``receive(_:timeout:assert:sourceLocation:)``
-///   asserts them, in order.
-/// - ``finish(timeout:sourceLocation:)`` fails the test if effects are still running or received actions were not
-///   asserted. Call it at the end of every test.
+/// A test store runs a real ``Store``: actions are applied, and effects' actions arrive, exactly as in the app (in
+/// the store's order, a cancelled effect's actions dropped). It records the state before and after each action, and
+/// the test asserts those steps afterwards, in order:
+///
+/// - ``send(_:assert:sourceLocation:)`` sends an action and fails the test unless the state after it equals the
+///   state before it changed by the closure (with a line diff of the two). A closure that changes nothing, where the
+///   state did not change, fails too: leave the closure out.
+/// - ``receive(_:timeout:assert:sourceLocation:)`` asserts the next action an effect sent back, waiting for it if
+///   needed, and the state it left.
+/// - ``finish(timeout:sourceLocation:)`` waits for the effects, then fails the test if some are still running or
+///   received actions were not asserted. Call it at the end of every test; a test store that goes away without it,
+///   with effects running or actions unasserted, fails the test where it was created.
+/// - ``state`` is the state as of the last assertion: inside an assertion closure, still the state before the action.
 ///
 /// With ``Exhaustivity/off``, only what a test asserts is checked: the closure's changes must hold in the new state,
-/// other changes are ignored, `receive` skips (and applies) actions until the one it expects, and `finish` ignores
-/// unasserted actions.
+/// other changes are ignored, `send` and `receive` skip the received actions before the one they assert, and
+/// `finish` ignores unasserted actions and cancels running effects.
 public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sendable {
     /// How much a test must assert.
     public enum Exhaustivity: Sendable, Equatable {
@@ -33,88 +39,161 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         case off
     }
 
-    private struct Progress: Sendable {
-        var state: State
-        /// Actions effects sent back, oldest first.
-        var received: [Action] = []
+    private struct Settings: Sendable {
         var exhaustivity: Exhaustivity
+        var nextNumber: UInt64 = 0
+        var finished = false
     }
 
-    private let reducer: @Sendable (inout State, Action) -> Effect<Action>
-    private let progress: Locked<Progress>
-    private let effects = EffectRunner<Action>()
+    private let store: Store<State, TestStoreAction<Action>>
+    private let log: StepLog<State, Action>
+    private let settings: Locked<Settings>
+    /// Where the test created the store: a store that goes away with work unasserted fails the test there.
+    private let creation: SourceLocation
 
+    /// Creates a test store for `reducer`.
+    ///
     /// - Parameters:
     ///   - initialState: The state before the first action.
     ///   - reducer: The reducer under test, with the effects it returns.
     ///   - exhaustivity: ``Exhaustivity/on`` by default; see the type's documentation.
+    ///   - sourceLocation: Where to report work left unasserted when the store goes away without
+    ///     ``finish(timeout:sourceLocation:)``.
     public init(
         initialState: State,
-        reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
-        exhaustivity: Exhaustivity = .on
+        reducer: Reducer<State, Action>,
+        exhaustivity: Exhaustivity = .on,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) {
-        self.reducer = reducer
-        self.progress = Locked(Progress(state: initialState, exhaustivity: exhaustivity))
+        let log = StepLog<State, Action>(initialState: initialState)
+        self.log = log
+        self.settings = Locked(Settings(exhaustivity: exhaustivity))
+        self.creation = sourceLocation
+        self.store = Store(initialState: initialState) { (state: inout State, sent: TestStoreAction<Action>) in
+            let before = state
+            let effect = reducer.reduce(&state, sent.action)
+            log.append(TestStep(action: sent, before: before, after: state))
+            return effect.map(TestStoreAction.received)
+        }
     }
 
-    /// A test store for a reducer without effects.
+    /// Creates a test store for a reducer closure that may return an ``Effect``.
+    @_disfavoredOverload
+    public convenience init(
+        initialState: State,
+        reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
+        exhaustivity: Exhaustivity = .on,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        self.init(
+            initialState: initialState, reducer: Reducer(reducer), exhaustivity: exhaustivity,
+            sourceLocation: sourceLocation
+        )
+    }
+
+    /// Creates a test store for a reducer without effects.
     public convenience init(
         initialState: State,
         reducer: @escaping @Sendable (inout State, Action) -> Void,
-        exhaustivity: Exhaustivity = .on
+        exhaustivity: Exhaustivity = .on,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) {
         self.init(
-            initialState: initialState,
-            reducer: { state, action in
-                reducer(&state, action)
-                return .none
-            },
-            exhaustivity: exhaustivity
+            initialState: initialState, reducer: Reducer(reducer), exhaustivity: exhaustivity,
+            sourceLocation: sourceLocation
+        )
+    }
+
+    /// Creates a test store whose reducer reaches its dependencies through `environment`: pass the test's
+    /// (a ``ManualClock``, fixed UUIDs and dates, fake services) where the app passes the live ones.
+    ///
+    /// ```swift
+    /// let store = TestStore(initialState: Timer(), environment: TimerEnvironment(clock: clock), reducer: timer)
+    /// ```
+    public convenience init<Environment: Sendable>(
+        initialState: State,
+        environment: Environment,
+        reducer: @escaping @Sendable (inout State, Action, Environment) -> Effect<Action>,
+        exhaustivity: Exhaustivity = .on,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        self.init(
+            initialState: initialState, reducer: Reducer(environment: environment, reducer),
+            exhaustivity: exhaustivity, sourceLocation: sourceLocation
         )
     }
 
     deinit {
-        effects.cancelAll()
+        let (finished, exhaustivity) = settings.withLock { ($0.finished, $0.exhaustivity) }
+        guard !finished, exhaustivity == .on else { return }
+        let unasserted = log.withProgress { $0.pending.filter(\.isReceived).map(\.action.action) }
+        let running = store.runningEffects
+        guard !unasserted.isEmpty || running > 0 else { return }
+        Issue.record(
+            """
+            The test store went away \(Self.describeLeftovers(actions: unasserted, effects: running)). \
+            Assert them and call finish() at the end of the test.
+            """,
+            sourceLocation: creation
+        )
     }
 
-    /// The state now.
+    /// The state as of the last assertion (or the initial state): inside an assertion closure, the state before
+    /// the action asserted.
     public var state: State {
-        progress.withLock { $0.state }
+        log.withProgress { $0.asserted }
     }
 
     /// How much a test must assert; can be changed in the middle of a test.
     public var exhaustivity: Exhaustivity {
-        get { progress.withLock { $0.exhaustivity } }
-        set { progress.withLock { $0.exhaustivity = newValue } }
+        get { settings.withLock { $0.exhaustivity } }
+        set { settings.withLock { $0.exhaustivity = newValue } }
     }
 
-    /// Actions effects sent that no ``receive(_:timeout:assert:sourceLocation:)`` has asserted yet.
+    /// Actions effects sent, already applied, that no ``receive(_:timeout:assert:sourceLocation:)`` has asserted.
     public var pendingReceivedActions: [Action] {
-        progress.withLock { $0.received }
+        log.withProgress { $0.pending.filter(\.isReceived).map(\.action.action) }
     }
 
-    /// Applies `action` and checks that the state changed exactly as `assert` says (only in what it says, with
+    /// Sends `action` and checks that the state changed exactly as `assert` says (only in what it says, with
     /// exhaustivity off). Without `assert`, the state must not change.
+    ///
+    /// With exhaustivity on, actions received before and not asserted fail the test; with it off they are skipped.
     public func send(
         _ action: Action,
         assert: ((inout State) throws -> Void)? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
-        let pending = pendingReceivedActions
-        if exhaustivity == .on, !pending.isEmpty {
+        let number = settings.withLock { settings in
+            defer { settings.nextNumber += 1 }
+            return settings.nextNumber
+        }
+        store.dispatch(.sent(action, number: number))
+        let deadline = ContinuousClock.now + Self.applyTimeout
+        guard let (skipped, step) = await log.wait(until: deadline, for: { $0.takeSent(number: number) }) else {
+            return fail(
+                "The store did not apply \(ValueDescription.line(action)) within \(Self.applyTimeout): is a reducer stuck?",
+                sourceLocation: sourceLocation
+            )
+        }
+        let unasserted = skipped.filter(\.isReceived).map(\.action.action)
+        if exhaustivity == .on, !unasserted.isEmpty {
             Issue.record(
                 """
-                Sent \(describe(action)) while \(pending.count) received action(s) were not asserted: \
-                \(pending.map(describe).joined(separator: ", ")). Assert them with receive(_:) first.
+                Sent \(ValueDescription.line(action)) while \(unasserted.count) received action(s) were not \
+                asserted: \(Self.list(unasserted)). Assert them with receive(_:) first.
                 """,
                 sourceLocation: sourceLocation
             )
         }
-        apply(action, assert: assert, sourceLocation: sourceLocation)
+        check(step, assert: assert, sourceLocation: sourceLocation)
     }
 
-    /// Waits for the next action an effect sent back, checks that it is `expected`, applies it, and checks the
-    /// state like ``send(_:assert:sourceLocation:)``.
+    /// Checks that the next action an effect sent back is `expected` (waiting for it until `timeout`), and the state
+    /// after it like ``send(_:assert:sourceLocation:)``.
+    ///
+    /// With exhaustivity off, received actions before the first that matches are skipped; if none matches, nothing
+    /// is skipped.
     ///
     /// - Parameters:
     ///   - expected: The action an effect must have sent next.
@@ -128,7 +207,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         sourceLocation: SourceLocation = #_sourceLocation
     ) async where Action: Equatable {
         await receive(
-            description: describe(expected), matching: { $0 == expected },
+            description: ValueDescription.line(expected), matching: { $0 == expected },
             timeout: timeout, assert: assert, sourceLocation: sourceLocation
         )
     }
@@ -148,36 +227,55 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         )
     }
 
-    /// Waits for the running effects, then fails the test if some are still running after `timeout`, or (with
-    /// exhaustivity on) if received actions were not asserted.
+    /// Waits for the running effects, then fails the test if some are still running after `timeout`, or if
+    /// received actions were not asserted. With exhaustivity off, running effects are cancelled and unasserted
+    /// actions skipped without failing.
     public func finish(timeout: Duration = .seconds(1), sourceLocation: SourceLocation = #_sourceLocation) async {
-        let deadline = ContinuousClock.now + timeout
-        while effects.runningCount > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(1))
+        defer { settings.withLock { $0.finished = true } }
+        let exhaustive = exhaustivity == .on
+        if await !effectsFinish(before: ContinuousClock.now + timeout) {
+            if exhaustive {
+                Issue.record(
+                    """
+                    \(store.runningEffects) effect(s) still running after \(timeout). Make them finish, cancel them \
+                    with an action, wait longer with finish(timeout:), or call skipInFlightEffects().
+                    """,
+                    sourceLocation: sourceLocation
+                )
+            }
+            store.cancelAllEffects()
         }
-        if effects.runningCount > 0 {
+        await store.waitForQueuedWork()
+        let unasserted = pendingReceivedActions
+        if exhaustive, !unasserted.isEmpty {
             Issue.record(
                 """
-                \(effects.runningCount) effect(s) still running after \(timeout). Make them finish, cancel them \
-                with an action, or wait longer with finish(timeout:).
+                \(unasserted.count) received action(s) were not asserted: \(Self.list(unasserted)). Assert them \
+                with receive(_:), or call skipReceivedActions().
                 """,
                 sourceLocation: sourceLocation
             )
-            effects.cancelAll()
         }
-        let pending = pendingReceivedActions
-        if exhaustivity == .on, !pending.isEmpty {
-            Issue.record(
-                """
-                \(pending.count) received action(s) were not asserted: \
-                \(pending.map(describe).joined(separator: ", ")). Assert them with receive(_:).
-                """,
-                sourceLocation: sourceLocation
-            )
-        }
+        log.withProgress { _ = $0.takeAll() }
+    }
+
+    /// Accepts, without asserting them, the actions effects sent so far; ``state`` becomes the state after them.
+    public func skipReceivedActions() async {
+        await store.waitForQueuedWork()
+        log.withProgress { _ = $0.takeAll() }
+    }
+
+    /// Cancels the effects still running, so that the test can end without waiting for them; the actions they
+    /// queued and the store had not applied yet are dropped.
+    public func skipInFlightEffects() async {
+        store.cancelAllEffects()
+        await store.waitForQueuedWork()
     }
 
     // MARK: Internals
+
+    /// How long `send` waits for the store to apply its action (it is busy only while applying other actions).
+    private static var applyTimeout: Duration { .seconds(30) }
 
     private func receive(
         description: String,
@@ -187,74 +285,74 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         sourceLocation: SourceLocation
     ) async {
         let deadline = ContinuousClock.now + timeout
-        while true {
-            if let action = progress.withLock({ $0.received.isEmpty ? nil : $0.received.removeFirst() }) {
-                if matches(action) {
-                    apply(action, assert: assert, sourceLocation: sourceLocation)
-                    return
-                }
-                if exhaustivity == .on {
-                    Issue.record(
-                        "Expected to receive \(description), but received \(describe(action)).",
-                        sourceLocation: sourceLocation
-                    )
-                    return
-                }
-                apply(action, assert: nil, checking: false, sourceLocation: sourceLocation)
-            } else if ContinuousClock.now >= deadline {
-                Issue.record(
-                    "Expected to receive \(description), but no effect sent an action within \(timeout).",
+        guard exhaustivity == .on else {
+            guard let (_, step) = await log.wait(until: deadline, for: { $0.takeReceived(matching: matches) }) else {
+                return fail(
+                    """
+                    Expected to receive \(description), but no effect sent a matching action within \(timeout) \
+                    (received and not asserted: \(Self.list(pendingReceivedActions))).
+                    """,
                     sourceLocation: sourceLocation
                 )
-                return
-            } else {
-                try? await Task.sleep(for: .milliseconds(1))
             }
+            return check(step, assert: assert, sourceLocation: sourceLocation)
         }
+        guard let step = await log.wait(until: deadline, for: { $0.takeFirst() }) else {
+            return fail(
+                "Expected to receive \(description), but no effect sent an action within \(timeout).",
+                sourceLocation: sourceLocation
+            )
+        }
+        guard step.isReceived, matches(step.action.action) else {
+            log.withProgress { $0.asserted(step) }
+            return fail(
+                "Expected to receive \(description), but received \(ValueDescription.line(step.action.action)).",
+                sourceLocation: sourceLocation
+            )
+        }
+        check(step, assert: assert, sourceLocation: sourceLocation)
     }
 
-    private func apply(
-        _ action: Action,
+    /// Checks the state `step` left against `assert` applied to the state before it (exhaustive) or after it.
+    private func check(
+        _ step: TestStep<State, Action>,
         assert: ((inout State) throws -> Void)?,
-        checking: Bool = true,
         sourceLocation: SourceLocation
     ) {
-        let (before, after, exhaustivity, effect) = progress.withLock { progress in
-            let before = progress.state
-            let effect = reducer(&progress.state, action)
-            return (before, progress.state, progress.exhaustivity, effect)
-        }
-        effects.start(effect, send: Send { [weak self] action, origin in
-            self?.enqueueReceived(action)
-            origin?.endWork()
-        })
-        guard checking, exhaustivity == .on || assert != nil else { return }
-        var expected = exhaustivity == .on ? before : after
+        defer { log.withProgress { $0.asserted(step) } }
+        let exhaustive = exhaustivity == .on
+        guard exhaustive || assert != nil else { return }
+        var expected = exhaustive ? step.before : step.after
         do {
             try assert?(&expected)
         } catch {
-            Issue.record(error, "The assertion closure for \(describe(action)) threw.", sourceLocation: sourceLocation)
+            let action = ValueDescription.line(step.action.action)
+            Issue.record(error, "The assertion closure for \(action) threw.", sourceLocation: sourceLocation)
             return
         }
-        guard expected != after else { return }
-        Issue.record(
-            """
-            The state after \(describe(action)) is not what the test expected \
-            (− expected, + actual):
-            \(lineDiff(expected: describe(expected), actual: describe(after)))
-            """,
-            sourceLocation: sourceLocation
-        )
+        if let failure = StateMismatch(step: step, expected: expected, exhaustive: exhaustive, asserted: assert != nil) {
+            Issue.record(Comment(rawValue: failure.message), sourceLocation: sourceLocation)
+        }
     }
 
-    private func enqueueReceived(_ action: Action) {
-        progress.withLock { $0.received.append(action) }
+    /// Waits for every running effect, until `deadline`; returns whether they all finished.
+    private func effectsFinish(before deadline: ContinuousClock.Instant) async -> Bool {
+        let store = self.store
+        return await firstOf({ await store.finishEffects() }, orDeadline: deadline)
     }
-}
 
-/// A multi-line description of `value` for diffs.
-func describe<Value>(_ value: Value) -> String {
-    var text = ""
-    dump(value, to: &text)
-    return text.hasSuffix("\n") ? String(text.dropLast()) : text
+    private func fail(_ message: Comment, sourceLocation: SourceLocation) {
+        Issue.record(message, sourceLocation: sourceLocation)
+    }
+
+    private static func list(_ actions: [Action]) -> String {
+        actions.map(ValueDescription.line).joined(separator: ", ")
+    }
+
+    private static func describeLeftovers(actions: [Action], effects: Int) -> String {
+        var parts: [String] = []
+        if !actions.isEmpty { parts.append("with \(actions.count) received action(s) not asserted: \(list(actions))") }
+        if effects > 0 { parts.append("with \(effects) effect(s) still running") }
+        return parts.joined(separator: " and ")
+    }
 }

@@ -104,8 +104,8 @@ struct TestStoreTests {
         await store.send(.search("swift"))
         await store.send(.chatty)
         await store.receive(.results(["b"])) { $0.results = ["b"] }
-        await store.finish()
         #expect(store.state.results == ["b"])
+        await store.finish()
     }
 
     @Test func nonExhaustiveModeStillChecksTheAssertedFields() async {

@@ -8,8 +8,8 @@ package final class EffectRunner<Action: Sendable>: Sendable {
     private struct Running: Sendable {
         var tasks: [UInt64: Task<Void, Never>] = [:]
         var ids: [AnyHashableSendable: Set<UInt64>] = [:]
-        /// The cancellable effects with work outstanding, by id.
-        var handles: [AnyHashableSendable: [ObjectIdentifier: EffectHandle]] = [:]
+        /// The cancellable effects with work outstanding, by id; under `nil`, the tasks started outside any.
+        var handles: [AnyHashableSendable?: [ObjectIdentifier: EffectHandle]] = [:]
         var nextTask: UInt64 = 0
         var throttles = EffectThrottles<Throttled>()
     }
@@ -91,8 +91,12 @@ package final class EffectRunner<Action: Sendable>: Sendable {
             case .send(let action):
                 send.from(origin)(action)
             case .run(let run):
-                let send = send.from(origin)
+                // A task outside any cancellable effect gets a handle of its own all the same, so that
+                // `cancelAll()` (a test skipping in-flight effects) drops what it sends afterwards.
+                let handle = origin ?? register(id: nil, parent: nil)
+                let send = send.from(handle)
                 started.append(spawn(priority: run.priority, ids: ids) { await run.perform(with: send) })
+                if origin == nil { handle.endWork() }
             case .cancellable(let effect, let id, let cancelInFlight):
                 if cancelInFlight { cancel(id: id) }
                 let handle = register(id: id, parent: origin)
@@ -109,8 +113,8 @@ package final class EffectRunner<Action: Sendable>: Sendable {
         return started
     }
 
-    /// A handle for a new cancellable effect marked `id`, findable by `id` until its work is done.
-    private func register(id: AnyHashableSendable, parent: EffectHandle?) -> EffectHandle {
+    /// A handle for a new cancellable effect marked `id` (`nil`: a task outside any), findable until its work is done.
+    private func register(id: AnyHashableSendable?, parent: EffectHandle?) -> EffectHandle {
         let handle = EffectHandle(parent: parent) { [weak self] done in
             self?.running.withLock { running in
                 running.handles[id]?[ObjectIdentifier(done)] = nil

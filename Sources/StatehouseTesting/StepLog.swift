@@ -1,0 +1,131 @@
+import Statehouse
+
+/// What the inner store applied and the test has not asserted yet, and the test's view of the state.
+struct StepProgress<State: Sendable, Action: Sendable>: Sendable {
+    /// Applied steps not asserted yet, oldest first.
+    var pending: [TestStep<State, Action>] = []
+    /// The state after the last step the test asserted or skipped: ``TestStore/state``. Taking a step does not
+    /// move it; ``asserted(_:)`` does, after the assertion closure saw the state before.
+    var asserted: State
+
+    /// Takes the step of the action the test sent as `number`, with the steps applied before it.
+    mutating func takeSent(number: UInt64) -> (skipped: [TestStep<State, Action>], step: TestStep<State, Action>)? {
+        guard let index = pending.firstIndex(where: { $0.isSent(number: number) }) else { return nil }
+        return take(through: index)
+    }
+
+    /// Takes the first pending step, which an exhaustive `receive` must match.
+    mutating func takeFirst() -> TestStep<State, Action>? {
+        pending.isEmpty ? nil : take(through: 0).step
+    }
+
+    /// Takes the first received step that `matches` accepts, with the steps applied before it.
+    mutating func takeReceived(
+        matching matches: (Action) -> Bool
+    ) -> (skipped: [TestStep<State, Action>], step: TestStep<State, Action>)? {
+        guard let index = pending.firstIndex(where: { $0.isReceived && matches($0.action.action) }) else { return nil }
+        return take(through: index)
+    }
+
+    /// Takes every pending step; the state is then the state after them.
+    mutating func takeAll() -> [TestStep<State, Action>] {
+        guard let last = pending.last else { return [] }
+        asserted = last.after
+        defer { pending = [] }
+        return pending
+    }
+
+    /// Moves the test's view of the state past `step`, once its assertion ran (it sees the state before).
+    mutating func asserted(_ step: TestStep<State, Action>) {
+        asserted = step.after
+    }
+
+    private mutating func take(
+        through index: Int
+    ) -> (skipped: [TestStep<State, Action>], step: TestStep<State, Action>) {
+        let step = pending[index]
+        let skipped = Array(pending[..<index])
+        pending.removeFirst(index + 1)
+        return (skipped, step)
+    }
+}
+
+/// The steps the inner store applies, and the wake-up of a test waiting for one: `receive` waits on a signal, not
+/// on a polling loop.
+final class StepLog<State: Sendable, Action: Sendable>: Sendable {
+    private struct Contents: Sendable {
+        var progress: StepProgress<State, Action>
+        /// Counts the steps appended, so that a waiter sleeps only if nothing came since it last looked.
+        var generation: UInt64 = 0
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+
+    private let contents: Locked<Contents>
+
+    init(initialState: State) {
+        contents = Locked(Contents(progress: StepProgress(asserted: initialState)))
+    }
+
+    /// Records a step; called by the inner store's reducer, with the store's state lock held.
+    func append(_ step: TestStep<State, Action>) {
+        let waiters = contents.withLock { contents in
+            contents.progress.pending.append(step)
+            contents.generation &+= 1
+            defer { contents.waiters = [:] }
+            return contents.waiters.values
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Runs `body` on the progress, under the log's lock.
+    func withProgress<Result: Sendable>(_ body: (inout StepProgress<State, Action>) -> Result) -> Result {
+        contents.withLock { body(&$0.progress) }
+    }
+
+    /// Runs `attempt` on the progress each time a step arrives, until it returns a result or `deadline` passes.
+    func wait<Result: Sendable>(
+        until deadline: ContinuousClock.Instant,
+        for attempt: (inout StepProgress<State, Action>) -> Result?
+    ) async -> Result? {
+        while true {
+            let (result, generation) = contents.withLock { contents in
+                (attempt(&contents.progress), contents.generation)
+            }
+            if let result { return result }
+            guard ContinuousClock.now < deadline else { return nil }
+            await sleep(whileGenerationIs: generation, until: deadline)
+        }
+    }
+
+    /// Returns once a step is appended after `generation`, at `deadline`, or when the task is cancelled.
+    private func sleep(whileGenerationIs generation: UInt64, until deadline: ContinuousClock.Instant) async {
+        let id = contents.withLock { contents in
+            defer { contents.nextWaiter &+= 1 }
+            return contents.nextWaiter
+        }
+        let alarm = Task { [weak self] in
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            self?.wake(id)
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let asleep = contents.withLock { contents in
+                    // After the alarm rang (the deadline passed) or the task was cancelled, nobody would wake this waiter.
+                    guard contents.generation == generation, !Task.isCancelled, ContinuousClock.now < deadline
+                    else { return false }
+                    contents.waiters[id] = continuation
+                    return true
+                }
+                if !asleep { continuation.resume() }
+            }
+        } onCancel: {
+            wake(id)
+        }
+        alarm.cancel()
+    }
+
+    private func wake(_ id: UInt64) {
+        contents.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import Statehouse
+import StatehouseTestSupport
+import StatehouseTesting
+import Testing
+
+/// Each test pins a way the test store used to disagree with the store it stands for (issue 12).
+@Suite("TestStore behaves like the Store")
+struct TestStoreParityTests {
+    enum Letter: Equatable, Sendable { case a, b1, b2, b3, c1 }
+
+    /// `a` sends b1 at once and c1 from a task; b1 sends b2 and b3. The store applies b1, b2, b3 before `dispatch(a)`
+    /// returns; the test store used to hold b1 unapplied, so c1, sent meanwhile, came before b2.
+    @Test func effectActionsArriveInTheStoresOrder() async {
+        let gate = Gate()
+        let c1Sent = Gate()
+        let store = TestStore(initialState: [Letter]()) { (state: inout [Letter], action: Letter) -> Effect<Letter> in
+            state.append(action)
+            switch action {
+            case .a:
+                return .merge(.send(.b1), .run { send in
+                    await gate.wait()
+                    send(.c1)
+                    c1Sent.open()
+                })
+            case .b1: return .merge(.send(.b2), .send(.b3))
+            case .b2, .b3, .c1: return .none
+            }
+        }
+        await store.send(.a) { $0 = [.a] }
+        gate.open()
+        await c1Sent.wait()
+        await store.receive(.b1) { $0.append(.b1) }
+        await store.receive(.b2) { $0.append(.b2) }
+        await store.receive(.b3) { $0.append(.b3) }
+        await store.receive(.c1) { $0.append(.c1) }
+        await store.finish()
+    }
+
+    enum Tap: Equatable, Sendable { case tap, response(Int) }
+
+    static let tapReducer = Reducer<Int, Tap> { state, action in
+        switch action {
+        case .tap:
+            state += 1
+            return .run { send in send(.response(42)) }
+        case .response(let number):
+            state = number
+            return .none
+        }
+    }
+
+    /// TCA's `testSendWithUnreceivedActions_SkipsActions`: the response was applied before the second tap, as in
+    /// the store (44 would mean both responses first; 2 was the old test store's answer).
+    @Test func nonExhaustiveSendAppliesWhatEffectsSentFirst() async {
+        let store = TestStore(initialState: 0, reducer: Self.tapReducer, exhaustivity: .off)
+        await store.send(.tap)
+        #expect(store.state == 1)
+        #expect(await eventually { store.pendingReceivedActions == [.response(42)] })
+        await store.send(.tap)
+        #expect(store.state == 43)
+        await store.finish()
+    }
+
+    /// A non-exhaustive `receive` that matches nothing leaves the received actions for the next one.
+    @Test func unmatchedNonExhaustiveReceiveConsumesNothing() async {
+        let store = TestStore(initialState: 0, reducer: Self.tapReducer, exhaustivity: .off)
+        await store.send(.tap)
+        await withKnownIssue {
+            await store.receive(.response(7), timeout: .milliseconds(50))
+        } matching: { issue in
+            Self.text(issue).contains("no effect sent a matching action")
+        }
+        await store.receive(.response(42)) { $0 = 42 }
+        #expect(store.state == 42)
+        await store.finish()
+    }
+
+    @Test func anAssertionThatChangesNothingFailsWhenTheStateDidNotChange() async {
+        let store = TestStore(initialState: 0) { (state: inout Int, action: Int) in state += action }
+        await withKnownIssue {
+            await store.send(0) { _ in }
+        } matching: { issue in
+            Self.text(issue).contains("Expected the state to change after 0, but no change occurred")
+        }
+        await withKnownIssue {
+            await store.send(0) { $0 = 0 }
+        }
+        await store.send(0)
+        await store.finish()
+    }
+
+    /// TCA's `testStateAccess`: inside an assertion closure the store's state is the state before the action.
+    @Test func stateInsideTheAssertionIsTheStateBefore() async {
+        let store = TestStore(initialState: 0) { (state: inout Int, action: Letter) -> Effect<Letter> in
+            state += 1
+            return action == .a ? .merge(.send(.b1), .send(.b2), .send(.b3)) : .none
+        }
+        await store.send(.a) {
+            #expect(store.state == 0)
+            $0 = 1
+        }
+        #expect(store.state == 1)
+        await store.receive(.b1) {
+            #expect(store.state == 1)
+            $0 = 2
+        }
+        #expect(store.state == 2)
+        await store.receive(.b2) { $0 = 3 }
+        await store.receive(.b3) { $0 = 4 }
+        #expect(store.state == 4)
+        await store.finish()
+    }
+
+    @Test func aStoreGoingAwayWithUnassertedActionsFailsWhereItWasMade() async {
+        await withKnownIssue {
+            let store = TestStore(initialState: 0, reducer: Self.tapReducer)
+            await store.send(.tap) { $0 = 1 }
+            #expect(await eventually { store.pendingReceivedActions.count == 1 })
+        } matching: { issue in
+            Self.text(issue).contains("went away with 1 received action(s) not asserted: .response(42)")
+                && issue.sourceLocation?.fileID == #fileID
+        }
+    }
+
+    @Test func aStoreGoingAwayWithRunningEffectsFails() async {
+        let gate = Gate()
+        await withKnownIssue {
+            let store = TestStore(initialState: 0) { (state: inout Int, action: Int) -> Effect<Int> in
+                .run { _ in await gate.wait() }
+            }
+            await store.send(1)
+        } matching: { issue in
+            Self.text(issue).contains("with 1 effect(s) still running")
+        }
+        gate.open()
+    }
+
+    @Test func finishInNonExhaustiveModeCancelsRunningEffectsSilently() async {
+        let reducer = Reducer<Int, Int> { state, action in
+            state = action
+            return .run { send in
+                try? await Task.sleep(for: .seconds(60))
+                if !Task.isCancelled { send(-1) }
+            }
+        }
+        let store = TestStore(initialState: 0, reducer: reducer, exhaustivity: .off)
+        await store.send(1)
+        await store.finish(timeout: .milliseconds(20))
+        #expect(store.state == 1)
+    }
+
+    @Test func skipInFlightEffectsAndSkipReceivedActionsEndAnExhaustiveTest() async {
+        let gate = Gate()
+        let store = TestStore(initialState: 0) { (state: inout Int, action: Int) -> Effect<Int> in
+            state += action
+            guard action == 1 else { return .none }
+            return .merge(.send(10), .send(100), .run { send in
+                await gate.wait()
+                send(1000)
+            })
+        }
+        await store.send(1) { $0 = 1 }
+        await store.skipReceivedActions()
+        #expect(store.state == 111)
+        #expect(store.pendingReceivedActions.isEmpty)
+        await store.skipInFlightEffects()
+        gate.open()
+        await store.finish()
+        #expect(store.state == 111)
+    }
+
+    enum Named: Equatable, Sendable {
+        case rename(String)
+        case move(x: Int, y: Int)
+        case b2
+    }
+
+    @Test func failureMessagesWriteActionsAsCodeDoes() async {
+        let store = TestStore(initialState: "") { (state: inout String, action: Named) in
+            if case .rename(let name) = action { state = name }
+        }
+        await withKnownIssue {
+            await store.send(.rename("x")) { $0 = "y" }
+        } matching: { issue in
+            let text = Self.text(issue)
+            return text.contains("The state after .rename(\"x\") is not what the test expected")
+                && text.contains("− \"y\"") && text.contains("+ \"x\"") && !text.contains("unknown context")
+        }
+        await withKnownIssue {
+            await store.send(.move(x: 1, y: 2)) { $0 = "z" }
+        } matching: { issue in
+            Self.text(issue).contains(".move(x: 1, y: 2)")
+        }
+        await store.finish()
+    }
+
+    @Test func voidActionsAreWrittenAsEmptyParentheses() async {
+        let store = TestStore(initialState: 0) { (state: inout Int, _: Void) in state += 1 }
+        await withKnownIssue {
+            await store.send(()) { $0 = 5 }
+        } matching: { issue in
+            Self.text(issue).contains("The state after () is not")
+        }
+        await store.finish()
+    }
+
+    /// `receive` wakes when the action arrives: the effect sends only after `receive` started waiting.
+    @Test func receiveWaitsForAnActionSentLater() async {
+        let gate = Gate()
+        let store = TestStore(initialState: 0) { (state: inout Int, action: Int) -> Effect<Int> in
+            state = action
+            return action == 1 ? .run { send in
+                await gate.wait()
+                send(2)
+            } : .none
+        }
+        await store.send(1) { $0 = 1 }
+        async let opened: Void = { gate.open() }()
+        await store.receive(2, timeout: .seconds(30)) { $0 = 2 }
+        await opened
+        await store.finish()
+    }
+
+    static func text(_ issue: Issue) -> String {
+        issue.comments.map(\.rawValue).joined()
+    }
+}
+
+@Suite("IncrementingUUIDs")
+struct IncrementingUUIDsTests {
+    @Test func countsFromZeroAcrossThreads() async {
+        let uuids = IncrementingUUIDs()
+        #expect(uuids.next().uuidString == "00000000-0000-0000-0000-000000000000")
+        #expect(uuids.next() == UUID(1))
+        let made = await withTaskGroup(of: [UUID].self) { group in
+            for _ in 0..<8 { group.addTask { (0..<100).map { _ in uuids.next() } } }
+            return await group.reduce(into: Set<UUID>()) { $0.formUnion($1) }
+        }
+        #expect(made.count == 800)
+        #expect(uuids.next() == UUID(802))
+        #expect(UUID(0x1_0000_0001).uuidString == "00000000-0000-0000-0000-000100000001")
+    }
+}
