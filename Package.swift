@@ -39,7 +39,11 @@ let package = Package(
         .target(name: "StatehouseTestSupport", dependencies: ["Statehouse"], path: "Tests/StatehouseTestSupport"),
         .testTarget(
             name: "StatehouseTests",
-            dependencies: ["Statehouse", "StatehouseTestSupport", "StatehouseCrashWriter", "StatehouseExitWriter"]
+            // StatehouseTesting for its ManualClock, which drives the time-based effects' tests.
+            dependencies: [
+                "Statehouse", "StatehouseTesting", "StatehouseTestSupport", "StatehouseCrashWriter",
+                "StatehouseExitWriter",
+            ]
         ),
         .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting", "StatehouseTestSupport"]),
         .testTarget(name: "StatehouseLoggingTests", dependencies: ["StatehouseLogging"]),

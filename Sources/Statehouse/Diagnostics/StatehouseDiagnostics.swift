@@ -48,7 +48,7 @@ public struct StatehouseDiagnostic: Sendable, Equatable, CustomStringConvertible
             kind: .unhandledEffectError,
             key: "",
             message: """
-                Statehouse: an effect of a store of \(action) threw \(String(reflecting: error)), and its \
+                Statehouse: an effect of a store of \(action) threw \(type(of: error)) (\(error)), and its \
                 Effect.run has no catch handler, so the error was dropped. Handle the error in the effect: catch it \
                 in the operation, or pass `catch: { error, send in … }` to Effect.run and send an action that \
                 records the failure.

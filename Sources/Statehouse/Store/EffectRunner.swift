@@ -236,9 +236,9 @@ extension EffectRunner {
                 return (arrival, nil)
             case .kept(let timer, let replaced):
                 if let (generation, opened) = timer {
-                    // The timer is marked with the ids the throttle is nested in: cancelling one of them ends the
-                    // window, as cancelling `id` does.
-                    _ = spawn(in: &running, ids: ids) { [weak self] in
+                    // Marked with `id` and the ids the throttle is nested in: cancelling any of them stops the
+                    // timer, which ends the window.
+                    _ = spawn(in: &running, ids: ids.union([id])) { [weak self] in
                         let ended = (try? await opened.sleepUntilEnd()) != nil && !Task.isCancelled
                         self?.windowEnded(id: id, generation: generation, window: window, ended: ended)
                     }
