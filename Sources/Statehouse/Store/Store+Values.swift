@@ -29,7 +29,8 @@ extension Store {
     /// for await (count, name) in pairs { print(name, count) }
     /// ```
     ///
-    /// The sequence follows the rules of ``subscribe(select:isDuplicate:initial:on:_:)``; see ``values(_:bufferingPolicy:)``.
+    /// The sequence follows the rules of ``subscribe(select:isDuplicate:initial:on:_:)``; see
+    /// ``values(_:bufferingPolicy:)``.
     ///
     /// - Parameters:
     ///   - select: Picks what the loop needs from the state.
