@@ -23,9 +23,9 @@ extension StatefulView {
         on delivery: Delivery = .synchronous,
         viewState: @escaping @Sendable (State) -> ViewState
     ) {
-        keep(store.subscribe(select: viewState, isDuplicate: ==, on: delivery) { [weak self] state in
-            self?.render(state: state)
-        }, for: store)
+        keep(subscriptionTo: store, select: viewState, isDuplicate: ==, on: delivery) { view, state in
+            view.render(state: state)
+        }
     }
 
     /// Renders `store`'s state, when it is this view's state.

@@ -12,7 +12,8 @@
 ///   closure is called.
 /// - Nothing is delivered after the object is deallocated: the closure is given the object, held weakly, and is
 ///   not called once it is gone. Capture the object only through that argument, or the store will keep it alive.
-/// - The subscriptions themselves are released with the object's other associated values (see
+/// - The store lets go of the closure (and what it captured) at the first delivery after the object is gone; the
+///   subscriptions themselves are released with the object's other associated values (see
 ///   ``AssociatedObjectsTable``).
 ///
 /// Deliveries come from the thread that dispatches unless you pass `on: .mainActor` (or a queue).
@@ -40,10 +41,7 @@ extension StoreSubscribing {
         on delivery: Delivery = .synchronous,
         _ render: @escaping @Sendable (Self, State) -> Void
     ) {
-        keep(store.subscribe(select: { $0 }, isDuplicate: { _, _ in false }, on: delivery) { [weak self] state in
-            guard let self else { return }
-            render(self, state)
-        }, for: store)
+        keep(subscriptionTo: store, select: { $0 }, isDuplicate: { _, _ in false }, on: delivery, render)
     }
 
     /// Calls `render` with the store's state now and after every dispatch, while the object lives.
@@ -62,8 +60,28 @@ extension StoreSubscribing {
         subscriptions.replace(nil, for: store)?.cancel()
     }
 
-    /// Keeps `token` as this object's subscription to `store`, cancelling the one it replaces.
-    func keep(_ token: SubscriptionToken, for store: AnyObject) {
+    /// Subscribes to what `select` picks from `store`'s state, delivering it with the object while the object
+    /// lives; keeps the token as this object's subscription to `store`, cancelling the one it replaces.
+    ///
+    /// The first delivery that finds the object gone cancels the subscription, so the store lets go of `deliver` and
+    /// what it captured then, not only when a sweep of ``AssociatedObjectsTable`` releases the object's tokens.
+    func keep<State, Action, Value: Sendable>(
+        subscriptionTo store: Store<State, Action>,
+        select: @escaping @Sendable (State) -> Value,
+        isDuplicate: @escaping @Sendable (Value, Value) -> Bool,
+        on delivery: Delivery,
+        _ deliver: @escaping @Sendable (Self, Value) -> Void
+    ) {
+        // Filled in before this method returns, while `self` is certainly alive: no delivery can find it gone sooner.
+        let subscription = Locked<Subscription?>(nil)
+        let token = store.subscribe(select: select, isDuplicate: isDuplicate, on: delivery) { [weak self] value in
+            guard let self else {
+                // Cancelling from inside its own call does not wait for the call to end.
+                return subscription.withLock { $0 }?.cancel() ?? ()
+            }
+            deliver(self, value)
+        }
+        subscription.withLock { $0 = token.subscription }
         subscriptions.replace(token, for: store)?.cancel()
     }
 

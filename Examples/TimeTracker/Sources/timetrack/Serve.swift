@@ -89,15 +89,9 @@ private struct DatabaseLossWatch: Service {
     let tracker: TimeTracker
 
     func run() async throws {
-        let (losses, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let subscription = tracker.store.subscribe(\.problem) { problem in
-            if problem != nil { continuation.yield() }
-        }
-        defer { subscription.cancel() }
-        await withGracefulShutdownHandler {
-            for await _ in losses { return }
-        } onGracefulShutdown: {
-            continuation.finish()
+        // Leaving the loop, for either reason, ends the subscription.
+        for await problem in tracker.store.values(\.problem).cancelOnGracefulShutdown() where problem != nil {
+            return
         }
     }
 }

@@ -15,19 +15,22 @@ struct Watch: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     private enum Event: Sendable {
-        case changed([ProjectSummary])
-        case lost
+        case changed([ProjectSummary], problem: String?)
         case tick
     }
 
     func run() async throws {
         let tracker = try database.openTracker()
         let interactive = isatty(STDOUT_FILENO) == 1
+        // The view re-renders only when the store says the projects changed (or a problem arose), whoever changed the
+        // database.
+        let changes = tracker.store.values(
+            select: { ($0.projects, $0.problem) }, isDuplicate: ==, bufferingPolicy: .bufferingNewest(1)
+        )
         let (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(2))
-        // The view re-renders only when the store says the projects changed, whoever changed the database.
-        let subscription = tracker.store.subscribe(\.projects) { continuation.yield(.changed($0)) }
-        let problems = tracker.store.subscribe(\.problem) { problem in
-            if problem != nil { continuation.yield(.lost) }
+        let forwarding = Task {
+            for await (projects, problem) in changes { continuation.yield(.changed(projects, problem: problem)) }
+            continuation.finish()
         }
         let ticking = Task {
             while interactive, !Task.isCancelled {
@@ -36,15 +39,16 @@ struct Watch: AsyncParsableCommand {
             }
         }
         defer {
-            subscription.cancel()
-            problems.cancel()
+            forwarding.cancel()
             ticking.cancel()
         }
         var projects: [ProjectSummary] = []
         for await event in events {
-            // The file was removed or replaced: this view would show a database nobody writes to any more.
-            if case .lost = event { throw TrackerError.databaseGone(path: tracker.path) }
-            if case .changed(let changed) = event { projects = changed }
+            if case .changed(let changed, let problem) = event {
+                // The file was removed or replaced: this view would show a database nobody writes to any more.
+                if problem != nil { throw TrackerError.databaseGone(path: tracker.path) }
+                projects = changed
+            }
             if interactive {
                 // Home, clear the screen, draw: the ticking is display only, nothing is read or written.
                 let table = ProjectTable(projects, now: Date()).text
