@@ -217,6 +217,8 @@ extension EffectRunner {
 extension EffectRunner {
     /// Runs `effect`, marked `id`, now, later or not at all, as the throttle window of `id` says
     /// (``Effect/throttle(id:for:clock:latest:)``).
+    /// - Returns: The effect's tasks if it runs now. A concatenation does not wait for an effect kept for the end of
+    ///   the window: it may be replaced or dropped, and the window belongs to the id, not to the concatenation.
     private func throttle(
         _ effect: Effect<Action>,
         id: AnyHashableSendable,
