@@ -4,8 +4,9 @@ import Statehouse
 struct StepProgress<State: Sendable, Action: Sendable>: Sendable {
     /// Applied steps not asserted yet, oldest first.
     var pending: [TestStep<State, Action>] = []
-    /// The state after the last step the test asserted or skipped: ``TestStore/state``. Taking a step does not
-    /// move it; ``asserted(_:)`` does, after the assertion closure saw the state before.
+    /// The state after the last step the test asserted or skipped: ``TestStore/state``. Taking a step moves it to
+    /// the state before that step (past those skipped); ``asserted(_:)`` moves it past the step, after the
+    /// assertion closure saw the state before.
     var asserted: State
 
     /// Takes the step of the action the test sent as `number`, with the steps applied before it.
@@ -46,6 +47,8 @@ struct StepProgress<State: Sendable, Action: Sendable>: Sendable {
         let step = pending[index]
         let skipped = Array(pending[..<index])
         pending.removeFirst(index + 1)
+        // The assertion closure sees the state just before the action: after the skipped steps, if any.
+        asserted = step.before
         return (skipped, step)
     }
 }

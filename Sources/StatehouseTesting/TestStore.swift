@@ -165,6 +165,8 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
         let number = settings.withLock { settings in
+            // Work after an early finish() is checked again when the store goes away.
+            settings.finished = false
             defer { settings.nextNumber += 1 }
             return settings.nextNumber
         }

@@ -15,6 +15,14 @@ enum ValueDescription {
         render(value, indent: "")
     }
 
+    /// The name of the case `value` is, whatever its `description` says.
+    private static func caseName(_ value: Any) -> String {
+        func open<T>(_ value: T) -> String? {
+            swiftEnumCaseName(value).map { String(cString: $0) }
+        }
+        return _openExistential(value, do: open) ?? String(describing: value)
+    }
+
     /// Longer than this, a composite value breaks its children onto lines of their own.
     private static let lineWidth = 60
 
@@ -55,10 +63,11 @@ enum ValueDescription {
         }
     }
 
-    /// `.name` or `.name(payload)`. A case without payload has no children; `String(describing:)` is its name.
+    /// `.name` or `.name(payload)`. A case without payload has no children: its name comes from the runtime, as
+    /// `String(describing:)` would give it were the enum not `CustomStringConvertible`.
     private static func enumCase(_ value: Any, mirror: Mirror, indent: String?) -> String {
         guard let payload = mirror.children.first, let name = payload.label else {
-            return ".\(String(describing: value))"
+            return ".\(caseName(value))"
         }
         let payloadMirror = Mirror(reflecting: payload.value)
         let parts =
@@ -109,3 +118,8 @@ enum ValueDescription {
         String(describing: type(of: value))
     }
 }
+
+/// The Swift runtime's name of an enum value's case: what `print` shows for an enum without a `description`. Its
+/// symbol has been stable since Swift 5's ABI; `Mirror` offers no way to the name of a case without payload.
+@_silgen_name("swift_EnumCaseName")
+private func swiftEnumCaseName<T>(_ value: T) -> UnsafePointer<CChar>?

@@ -92,6 +92,33 @@ struct ReviewFindingsTests {
         #expect(store.state == [Row(id: 1, ticks: 1), Row(id: 2, ticks: 1)])
     }
 
+    @Test func theParentCancelsOneElementsEffectWithItsElementEffectID() async {
+        let gate = Gate()
+        let row = Reducer<Row, RowAction> { state, action in
+            switch action {
+            case .start:
+                return .run { send in
+                    await gate.wait()
+                    send(.tick)
+                }
+                .cancellable(id: "row-timer")
+            case .tick:
+                state.ticks += 1
+                return .none
+            }
+        }
+        let list = Reducer<[Row], ListAction> { _, _ in .none }
+            .forEach(\.self, action: ActionCase(ListAction.row), element: row)
+        let store = Store(initialState: [Row(id: 1), Row(id: 2)], reducer: list)
+        store.dispatch(.row(id: 1, action: .start))
+        store.dispatch(.row(id: 2, action: .start))
+        store.cancelEffects(id: "row-timer")   // no element's effect has this id
+        store.cancelEffects(id: ElementEffectID(element: 1, id: "row-timer"))
+        gate.open()
+        await store.finishEffects()
+        #expect(store.state == [Row(id: 1, ticks: 0), Row(id: 2, ticks: 1)])
+    }
+
     // MARK: finishEffects
 
     enum Chain: Equatable, Sendable {

@@ -48,6 +48,11 @@ struct WorkQueue<Work: Sendable>: Sendable {
         self.shareForOthers = shareForOthers
     }
 
+    /// Whether nothing is queued and no thread is working.
+    var isIdle: Bool {
+        !isWorking && queue.isEmpty
+    }
+
     /// Hands `work` back to the caller to do now if nobody is working (the caller becomes the worker), or queues it
     /// and returns `nil`. `merge` may combine it with the item queued last: it returns the merged item, or `nil` to
     /// queue the two apart.

@@ -23,26 +23,40 @@ public struct ActionCase<Parent: Sendable, Child: Sendable>: Sendable {
     /// A case given by its constructor, `AppAction.settings`; the other direction is found with `Mirror`.
     ///
     /// A parent action is this case when its payload is a `Child` and wrapping that payload again gives the same
-    /// case (so two cases with the same payload type are told apart). Reflection costs a few microseconds per
+    /// case, labels included (so two cases with the same payload type, or the same base name, are told apart). Reflection costs a few microseconds per
     /// action; a reducer on a hot path can spell `extract` out with ``init(embed:extract:)``.
     public init(_ embed: @escaping @Sendable (Child) -> Parent) {
         self.init(embed: embed) { parent in
-            guard let (name, payload) = CaseReflection.payload(of: parent),
-                let child = payload as? Child,
-                CaseReflection.payload(of: embed(child))?.name == name
+            guard let found = CaseReflection.payload(of: parent),
+                let child = found.payload as? Child,
+                CaseReflection.payload(of: embed(child))?.signature == found.signature
             else { return nil }
             return child
         }
     }
 }
 
-/// The case name and payload of an enum value, by reflection.
+/// The case and payload of an enum value, by reflection.
 enum CaseReflection {
-    static func payload(of value: Any) -> (name: String, payload: Any)? {
+    /// What tells a case from the others: its base name and its payload's labels (`load(id:)` and `load(name:)`
+    /// share a base name, which is all `Mirror` gives).
+    struct Signature: Equatable {
+        let name: String
+        let labels: [String?]
+    }
+
+    /// The case of `value` and its payload; a payload of one labelled value (`case child(action: ChildAction)`),
+    /// which `Mirror` shows as a one-element tuple, is unwrapped.
+    static func payload(of value: Any) -> (signature: Signature, payload: Any)? {
         let mirror = Mirror(reflecting: value)
         guard mirror.displayStyle == .enum, let child = mirror.children.first, let name = child.label else {
             return nil
         }
-        return (name, child.value)
+        let payload = Mirror(reflecting: child.value)
+        guard payload.displayStyle == .tuple else { return (Signature(name: name, labels: []), child.value) }
+        let elements = Array(payload.children)
+        let labels = elements.map { $0.label.flatMap { $0.hasPrefix(".") ? nil : $0 } }
+        let signature = Signature(name: name, labels: labels)
+        return (signature, elements.count == 1 ? elements[0].value : child.value)
     }
 }

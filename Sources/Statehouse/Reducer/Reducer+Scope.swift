@@ -50,7 +50,8 @@ extension Reducer {
     /// ```
     ///
     /// An action for an id that is not in the collection (an element removed while its effect ran) is ignored by
-    /// `element` and still reaches this reducer.
+    /// `element` and still reaches this reducer. Each element's effects have cancellation ids of their own: an
+    /// element cancels only its own, and the parent cancels one element's with ``ElementEffectID``.
     ///
     /// - Complexity: O(*n*) to find the element, for *n* elements.
     public func forEach<Element: Identifiable & Sendable, ElementAction>(
@@ -63,7 +64,9 @@ extension Reducer {
             if let (id, elementAction) = toElementAction.extract(action),
                 let index = state[keyPath: toElements].firstIndex(where: { $0.id == id })
             {
+                // Each element's cancellation ids are its own: one row's `cancelInFlight` must not stop another's.
                 elementEffect = element.reduce(&state[keyPath: toElements][index], elementAction)
+                    .namespaced(by: AnyHashableSendable(id))
                     .map { toElementAction.embed((id, $0)) }
             }
             return .merge(elementEffect, reduce(&state, action))

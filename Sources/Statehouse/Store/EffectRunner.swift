@@ -115,13 +115,18 @@ package final class EffectRunner<Action: Sendable>: Sendable {
 
     /// A handle for a new cancellable effect marked `id` (`nil`: a task outside any), findable until its work is done.
     private func register(id: AnyHashableSendable?, parent: EffectHandle?) -> EffectHandle {
+        running.withLock { register(id: id, parent: parent, in: &$0) }
+    }
+
+    /// ``register(id:parent:)`` with the lock held.
+    private func register(id: AnyHashableSendable?, parent: EffectHandle?, in running: inout Running) -> EffectHandle {
         let handle = EffectHandle(parent: parent) { [weak self] done in
             self?.running.withLock { running in
                 running.handles[id]?[ObjectIdentifier(done)] = nil
                 if running.handles[id]?.isEmpty == true { running.handles[id] = nil }
             }
         }
-        running.withLock { $0.handles[id, default: [:]][ObjectIdentifier(handle)] = handle }
+        running.handles[id, default: [:]][ObjectIdentifier(handle)] = handle
         return handle
     }
 
@@ -180,6 +185,11 @@ extension EffectRunner {
         origin: EffectHandle?,
         send: Send<Action>
     ) -> Tasks {
+        // Outside any cancellable effect, a handle of its own (as a task gets), so that `cancelAll()` stops the
+        // parts not started yet and drops what the started ones send.
+        let ownHandle = origin == nil ? register(id: nil, parent: nil) : nil
+        defer { ownHandle?.endWork() }
+        let origin = origin ?? ownHandle
         var rest = effects[...]
         while let part = rest.popFirst() {
             let tasks = start(part.operations, ids: ids, origin: origin, send: send)
@@ -230,7 +240,7 @@ extension EffectRunner {
     ) -> Tasks {
         // Not `effect.cancellable(id:)`, which would wrap the erased id once more.
         let marked = Effect(operations: [.cancellable(effect, id: id, cancelInFlight: false)])
-        let kept = Throttled(effect: marked, ids: ids, send: send.from(origin))
+        let kept = Throttled(effect: effect, ids: ids, send: send.from(origin))
         let (arrival, dropped) = running.withLock { running -> (EffectThrottles<Throttled>.Arrival, Throttled?) in
             let arrival = running.throttles.arrive(kept, id: id, window: window, latest: latest)
             switch arrival {
@@ -258,12 +268,17 @@ extension EffectRunner {
     /// The timer of a throttle window returned: if the clock reached the window's end (`ended`), runs the effect
     /// kept, which opens a new window; if the timer was cancelled, ends the window and drops it.
     private func windowEnded(id: AnyHashableSendable, generation: UInt64, window: EffectWindow, ended: Bool) {
-        let throttled = running.withLock { running in
-            ended
-                ? running.throttles.windowEnded(id: id, generation: generation, window: window)
-                : running.throttles.timerCancelled(id: id, generation: generation)
+        let (throttled, handle) = running.withLock { running -> (Throttled?, EffectHandle?) in
+            guard ended else { return (running.throttles.timerCancelled(id: id, generation: generation), nil) }
+            guard let throttled = running.throttles.windowEnded(id: id, generation: generation, window: window)
+            else { return (nil, nil) }
+            // Marked with `id` in the critical section that takes it: a `cancel(id:)` after this one finds it,
+            // and one before it found the window and dropped the effect.
+            return (throttled, register(id: id, parent: throttled.send.origin, in: &running))
         }
-        guard ended, let throttled, throttled.send.origin?.isCancelled != true else { return }
-        start(throttled.effect.operations, ids: throttled.ids, origin: throttled.send.origin, send: throttled.send)
+        guard let throttled, let handle else { return }
+        defer { handle.endWork() }
+        guard !handle.isCancelled else { return }
+        start(throttled.effect.operations, ids: throttled.ids.union([id]), origin: handle, send: throttled.send)
     }
 }

@@ -25,7 +25,14 @@ extension Store {
     /// An effect waiting on a clock (a debounce, a throttle window with an effect kept) is running: with a manual
     /// clock, advance it first.
     public func finishEffects() async {
-        await effects.finish()
+        // An effect that ended may have queued an action that starts another: wait for the queue too, until
+        // neither has anything left. No task running, then an idle queue, means nothing is left: a task queues its
+        // actions before it ends.
+        while true {
+            await effects.finish()
+            await waitForQueuedWork()
+            if effects.runningCount == 0, inbox.withLock({ $0.isIdle }) { return }
+        }
     }
 
     /// The number of effects running now.
