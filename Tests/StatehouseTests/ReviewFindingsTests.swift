@@ -61,12 +61,8 @@ struct ReviewFindingsTests {
         case row(id: Int, action: RowAction)
     }
 
-    /// Each row runs its own timer, restarted with `cancelInFlight` ("only this row's latest start matters"). The
-    /// rows of an identified collection are independent features (TCA scopes a `forEach` element's cancellation
-    /// ids to the element): starting row 2's timer must not cancel row 1's. Here the ids are shared by every row,
-    /// so row 1's effect is cancelled and its tick dropped.
-    @Test func forEachKeepsEachElementsCancellationIDsApart() async {
-        let gate = Gate()
+    /// Rows whose `.start` runs a timer marked "row-timer" that ticks once the gate opens.
+    static func rows(gate: Gate, cancelInFlight: Bool) -> Reducer<[Row], ListAction> {
         let row = Reducer<Row, RowAction> { state, action in
             switch action {
             case .start:
@@ -74,14 +70,23 @@ struct ReviewFindingsTests {
                     await gate.wait()
                     send(.tick)
                 }
-                .cancellable(id: "row-timer", cancelInFlight: true)
+                .cancellable(id: "row-timer", cancelInFlight: cancelInFlight)
             case .tick:
                 state.ticks += 1
                 return .none
             }
         }
-        let list = Reducer<[Row], ListAction> { _, _ in .none }
+        return Reducer<[Row], ListAction> { _, _ in .none }
             .forEach(\.self, action: ActionCase(ListAction.row), element: row)
+    }
+
+    /// Each row runs its own timer, restarted with `cancelInFlight` ("only this row's latest start matters"). The
+    /// rows of an identified collection are independent features (TCA scopes a `forEach` element's cancellation
+    /// ids to the element): starting row 2's timer must not cancel row 1's. Here the ids are shared by every row,
+    /// so row 1's effect is cancelled and its tick dropped.
+    @Test func forEachKeepsEachElementsCancellationIDsApart() async {
+        let gate = Gate()
+        let list = Self.rows(gate: gate, cancelInFlight: true)
         let store = Store(initialState: [Row(id: 1), Row(id: 2)], reducer: list)
         store.dispatch(.row(id: 1, action: .start))
         store.dispatch(.row(id: 2, action: .start))
@@ -94,21 +99,7 @@ struct ReviewFindingsTests {
 
     @Test func theParentCancelsOneElementsEffectWithItsElementEffectID() async {
         let gate = Gate()
-        let row = Reducer<Row, RowAction> { state, action in
-            switch action {
-            case .start:
-                return .run { send in
-                    await gate.wait()
-                    send(.tick)
-                }
-                .cancellable(id: "row-timer")
-            case .tick:
-                state.ticks += 1
-                return .none
-            }
-        }
-        let list = Reducer<[Row], ListAction> { _, _ in .none }
-            .forEach(\.self, action: ActionCase(ListAction.row), element: row)
+        let list = Self.rows(gate: gate, cancelInFlight: false)
         let store = Store(initialState: [Row(id: 1), Row(id: 2)], reducer: list)
         store.dispatch(.row(id: 1, action: .start))
         store.dispatch(.row(id: 2, action: .start))
