@@ -15,12 +15,21 @@ func click(_ state: inout Fields, _ action: Int) {
     state.clicks &+= action
 }
 
+/// Changes every watched field, so that every subscriber's selection changes.
+func bumpAll(_ state: inout Fields, _ action: Int) {
+    state.f0 &+= action; state.f1 &+= action; state.f2 &+= action; state.f3 &+= action; state.f4 &+= action
+    state.f5 &+= action; state.f6 &+= action; state.f7 &+= action; state.f8 &+= action; state.f9 &+= action
+}
+
 func storeTable(budget: Duration) async -> Table {
     var table = Table(title: "Store", columns: ["Statehouse", "naive store"])
     let sink = ObserverSink()
 
-    func dispatchCost(subscribers: Int) -> (ours: Double, naive: Double) {
-        let (store, naive, tokens) = storesWithSubscribers(subscribers, sink: sink)
+    func dispatchCost(
+        subscribers: Int,
+        reducer: @escaping @Sendable (inout Fields, Int) -> Void = click
+    ) -> (ours: Double, naive: Double) {
+        let (store, naive, tokens) = storesWithSubscribers(subscribers, reducer: reducer, sink: sink)
         let ours = nanosecondsPerCall(budget: budget) { store.dispatch($0) }
         let theirs = nanosecondsPerCall(budget: budget) { naive.dispatch($0) }
         withExtendedLifetime(tokens) {}
@@ -37,6 +46,24 @@ func storeTable(budget: Duration) async -> Table {
             target: count == 100 ? "≤ 10 ns" : ""
         )
     }
+    // Every subscriber's value changes: each group selects once, and each subscriber is called.
+    let emptyBumping = dispatchCost(subscribers: 0, reducer: bumpAll)
+    let bumping = dispatchCost(subscribers: 100, reducer: bumpAll)
+    table.add(
+        "dispatch, 100 changed subscribers on 10 key paths, per subscriber", unit: "ns",
+        cells: [
+            Cell(value: (bumping.ours - emptyBumping.ours) / 100),
+            Cell(value: (bumping.naive - emptyBumping.naive) / 100),
+        ],
+        target: ""
+    )
+    // A scoped store nobody subscribes to (a view that made one and shows nothing yet): the naive store has no
+    // scopes, so its column is a dispatch with nothing to tell.
+    let scoped = dispatchWithAnIdleScope(budget: budget)
+    table.add(
+        "dispatch, a scope with no subscribers", unit: "ns",
+        cells: [Cell(value: scoped), Cell(value: empty.naive)], target: ""
+    )
     for count in [100, 10_000] {
         table.add(
             "subscribe + unsubscribe with \(count) subscribers", unit: "ns",
@@ -52,10 +79,11 @@ func storeTable(budget: Duration) async -> Table {
 /// A Statehouse store and a naive one, each with `count` subscribers spread over the ten watched fields.
 private func storesWithSubscribers(
     _ count: Int,
+    reducer: @escaping @Sendable (inout Fields, Int) -> Void = click,
     sink: ObserverSink
 ) -> (Store<Fields, Int>, NaiveStore<Fields, Int>, [SubscriptionToken]) {
-    let store = Store(initialState: Fields(), reducer: click)
-    let naive = NaiveStore(initialState: Fields(), reducer: click)
+    let store = Store(initialState: Fields(), reducer: reducer)
+    let naive = NaiveStore(initialState: Fields(), reducer: reducer)
     var tokens: [SubscriptionToken] = []
     for index in 0..<count {
         let field = watchedFields[index % watchedFields.count]
@@ -63,6 +91,15 @@ private func storesWithSubscribers(
         _ = naive.subscribe(field) { sink.total &+= $0 }
     }
     return (store, naive, tokens)
+}
+
+/// A dispatch to a store that has one scoped store, with no subscriber anywhere.
+private func dispatchWithAnIdleScope(budget: Duration) -> Double {
+    let store = Store(initialState: Fields(), reducer: click)
+    let scope = store.scope(state: \.f0, action: { (action: Int) in action })
+    let cost = nanosecondsPerCall(budget: budget) { store.dispatch($0) }
+    withExtendedLifetime(scope) {}
+    return cost
 }
 
 /// Subscribing and unsubscribing one more subscriber while `existing` others are subscribed.

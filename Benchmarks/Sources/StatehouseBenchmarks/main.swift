@@ -3,6 +3,7 @@
 //     swift run -c release --package-path Benchmarks
 //
 // `--quick` runs each measurement for 10 ms instead of 100 ms (a smoke run; the numbers are noisier).
+// `--store` runs only the store table.
 
 import Observation
 
@@ -35,7 +36,12 @@ func observationRegistrarCost() -> Double {
     }
 }
 
-containerTable().print()
-print("\nObservation registrar willSet + didSet, included in every Statehouse modify and dispatch: \(format(observationRegistrarCost())) ns")
+let storeOnly = CommandLine.arguments.contains("--store")
+if !storeOnly {
+    containerTable().print()
+    print("\nObservation registrar willSet + didSet, included in every Statehouse modify and dispatch: \(format(observationRegistrarCost())) ns")
+}
 await storeTable(budget: budget).print()
-try persistenceTable().print()
+if !storeOnly {
+    try persistenceTable().print()
+}

@@ -1,6 +1,7 @@
 import Synchronization
 
-/// The scoped stores that show part of a store's state (``Store/scope(state:action:)``).
+/// The scoped stores that show part of a store's state (``Store/scope(state:action:fileID:line:column:)``): those
+/// that follow it, and those it made.
 ///
 /// The store updates them on its processor, after its state changed and before any subscriber hears of it, in two
 /// steps: first every scoped store (and every scope of those) takes its part of the new state, then their
@@ -18,15 +19,20 @@ final class ScopeFollowers<State: Sendable>: Sendable {
     private struct Table: Sendable {
         var entries: ContiguousArray<(id: UInt64, follow: Follow)> = []
         var nextID: UInt64 = 0
+        var made = ScopeCache()
     }
 
     private let table = Locked(Table())
     /// Whether any scoped store follows: read on every dispatch, so that a store without scopes does not copy its
-    /// state out of the lock for nobody.
+    /// state out of the lock for nobody. Changed under the store's state lock and the tree lock.
     @usableFromInline let count = Atomic<Int>(0)
+    /// The lock of the store's root and all its scopes (see ``ScopeTree``).
+    @usableFromInline let tree: ScopeTree
 
     @usableFromInline
-    init() {}
+    init(tree: ScopeTree?) {
+        self.tree = tree ?? ScopeTree()
+    }
 
     @inlinable
     var isEmpty: Bool { count.load(ordering: .relaxed) == 0 }
@@ -46,8 +52,18 @@ final class ScopeFollowers<State: Sendable>: Sendable {
         }
     }
 
-    /// Shows `state` to every scoped store. Called on the store's processor.
-    /// - Returns: What tells their subscribers, in the order the scopes were made.
+    /// The scoped store made from `key`, if it still lives.
+    func madeScope(for key: ScopeCache.Key) -> (any AnyObject & Sendable)? {
+        table.withLock { $0.made.scope(for: key) }
+    }
+
+    /// Records `scope` as made from `key`; returns the one to use, which is one made meanwhile if it still lives.
+    func recordScope(_ scope: any AnyObject & Sendable, for key: ScopeCache.Key) -> any AnyObject & Sendable {
+        table.withLock { $0.made.insert(scope, for: key) }
+    }
+
+    /// Shows `state` to every scoped store that follows. Called on the store's processor.
+    /// - Returns: What tells their subscribers, in the order the scopes started following.
     @usableFromInline
     func follow(_ state: State) -> [PendingDelivery] {
         table.withLock({ $0.entries }).compactMap { $0.follow(state) }

@@ -9,13 +9,17 @@ struct SelectionGroup<State: Sendable>: Sendable {
     /// Selects from `state`, compares with the last selection and remembers the new one; returns whether it changed.
     /// Called only with the store's lock held.
     @usableFromInline let refresh: @Sendable (State) -> Bool
+    /// The last selection: a ``LastSelection`` of the selected type, which the group's listeners deliver, so that a
+    /// change is selected once, by `refresh`, however many subscribers hear of it.
+    @usableFromInline let selection: any AnyObject & Sendable
     /// What the group is shared under, or `nil` for a selection of its own.
     @usableFromInline let key: SelectionKey?
     @usableFromInline var subscribers = ObserverTable<Listener>()
 
     @inlinable
-    init(key: SelectionKey?, refresh: @escaping @Sendable (State) -> Bool) {
+    init(key: SelectionKey?, selection: any AnyObject & Sendable, refresh: @escaping @Sendable (State) -> Bool) {
         self.key = key
+        self.selection = selection
         self.refresh = refresh
     }
 }
@@ -42,8 +46,12 @@ struct SelectionKey: Hashable, Sendable {
     }
 }
 
-/// The last value a group selected. A class, so that the group's `refresh` closure can update it.
-// @unchecked: `value` is only read and written with the store's lock held (in `refresh`, and when a group is made).
+/// The last value a group selected. A class, so that the group's `refresh` closure can update it and its listeners
+/// read it.
+// @unchecked: `value` is written only on the store's processor (the one thread at a time that does the store's work,
+// handed from thread to thread under the inbox's lock), with the state lock held: in `refresh` and when a group is
+// made. It is read there, and by the group's listeners, which the processor calls with the round of that refresh
+// before it does any other work of the store, so before the next write.
 @usableFromInline final class LastSelection<Value>: @unchecked Sendable {
     @usableFromInline var value: Value
 
@@ -64,7 +72,7 @@ extension SelectionGroup {
         isDuplicate: @escaping @Sendable (Value, Value) -> Bool
     ) -> Self {
         let last = LastSelection(select(state))
-        return Self(key: key) { state in
+        return Self(key: key, selection: last) { state in
             let selection = select(state)
             if isDuplicate(last.value, selection) { return false }
             last.value = selection

@@ -15,7 +15,9 @@ extension Store {
     ///     `subscribe` returns, unless the store is busy; then it happens before any later change is shown.
     ///   - delivery: Where `listener` runs; see ``Delivery``.
     ///   - listener: Receives the selected value.
-    /// - Returns: The token that keeps `listener` subscribed.
+    /// - Returns: The token that keeps `listener` subscribed, and keeps the store alive: a subscription to a store
+    ///   that nothing else holds (`app.scope(…).subscribe(…)`) works for as long as the token lives. Cancelling or
+    ///   releasing the token lets the store go. See <doc:TheStore>.
     /// - Complexity: O(1) to subscribe and to cancel.
     @inlinable
     public func subscribe<Value: Equatable & Sendable>(
@@ -36,6 +38,9 @@ extension Store {
     /// store.subscribe(select: { ($0.count, $0.name) }, isDuplicate: ==) { count, name in … }
     /// ```
     ///
+    /// `select` runs once per change of the state, and `listener` receives the selection it made then. It runs with
+    /// the store's state locked: it must not read this store or its scoped stores.
+    ///
     /// - Parameters:
     ///   - select: Picks what `listener` needs from the state.
     ///   - isDuplicate: Whether two selections are the same; `{ _, _ in false }` calls `listener` after every
@@ -43,7 +48,8 @@ extension Store {
     ///   - initial: Call `listener` with the current selection first (the default).
     ///   - delivery: Where `listener` runs; see ``Delivery``.
     ///   - listener: Receives the selection.
-    /// - Returns: The token that keeps `listener` subscribed.
+    /// - Returns: The token that keeps `listener` subscribed and the store alive (see
+    ///   ``subscribe(_:initial:on:_:)``).
     @inlinable
     public func subscribe<Value: Sendable>(
         select: @escaping @Sendable (State) -> Value,
@@ -87,20 +93,21 @@ extension Store {
     ) -> SubscriptionToken {
         let queue = delivery.serialQueue(label: "Store")
         let subscription = StoreSubscription(store: self, queued: queue != nil)
-        let body: SelectionGroup<State>.Listener
-        if let queue {
-            body = { state in
-                queue.async { subscription.invoke(on: currentThreadIdentity()) { listener(select(state)) } }
-            }
-        } else {
-            body = { state in listener(select(state)) }
-        }
         // Registering is queued like an action, so that the first value comes before any later change.
         let register: @Sendable () -> Void = { [weak self] in
             guard let self else { return }
-            let round = core.withLock { core in
-                core.add(subscription, body: body, sharing: key) { state in
+            let round = self.register { core in
+                core.add(subscription, sharing: key) { state in
                     .selecting(select, from: state, key: key, isDuplicate: isDuplicate)
+                } makeBody: { selection in
+                    // The listener delivers the selection its group made when it compared (see `LastSelection`):
+                    // each change is selected once per group.
+                    let last = unsafeDowncast(selection, to: LastSelection<Value>.self)
+                    guard let queue else { return { _ in listener(last.value) } }
+                    return { _ in
+                        let value = last.value
+                        queue.async { subscription.invoke(on: currentThreadIdentity()) { listener(value) } }
+                    }
                 }
             }
             if initial, let round { round.deliver(on: currentThreadIdentity()) }

@@ -40,15 +40,15 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// processor serializes a store and every scope of it.
     @usableFromInline let serializer: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
     /// The scoped stores showing part of this store's state.
-    @usableFromInline let followers = ScopeFollowers<State>()
+    @usableFromInline let followers: ScopeFollowers<State>
     @usableFromInline let reducer: (@Sendable (inout State, Action) -> Effect<Action>)?
     @usableFromInline let effects = EffectRunner<Action>()
     /// Removes a cancelled subscriber; made by the inlined initializer so that it runs specialized code (see
     /// `StateContainer.removeListener`).
     @usableFromInline let removeSubscriber: @Sendable (Store, StoreSubscriptionBase) -> Void
     @usableFromInline let recorder = ActionRecorder<State, Action>()
-    /// For a scoped store: its place among the parent's followers.
-    let upstream = Locked<ScopeLink?>(nil)
+    /// For a scoped store: how it reads its parent's state, and follows it while it needs to.
+    @usableFromInline let upstream: ScopeUpstream<State>?
     /// For a persisted store: what writes its state to its storage.
     @usableFromInline let persistence: StatePersistence<State>?
 
@@ -93,14 +93,16 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         )
     }
 
+    /// - Parameter state: The initial state; `nil` for a scoped store, which reads its parent's.
     @inlinable
     init(
-        state: State,
+        state: State?,
         reducer: (@Sendable (inout State, Action) -> Effect<Action>)?,
         pipeline: (@Sendable (Store, Action) -> Void)?,
         forward: (@Sendable (Action) -> Void)?,
         serializer: (@Sendable (@escaping @Sendable () -> Void) -> Void)?,
-        persistence: StatePersistence<State>? = nil
+        persistence: StatePersistence<State>? = nil,
+        upstream: ScopeUpstream<State>? = nil
     ) {
         self.core = Locked(StoreState(state: state))
         self.reducer = reducer
@@ -108,12 +110,21 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         self.forward = forward
         self.serializer = serializer
         self.persistence = persistence
+        self.upstream = upstream
+        self.followers = ScopeFollowers(tree: upstream?.tree)
         self.removeSubscriber = { store, subscription in
-            store.core.withLock { $0.remove(subscription) }
+            let wasLast = store.core.withLock { $0.remove(subscription) }
+            if wasLast, store.upstream != nil { store.lostItsLastSubscriber() }
         }
     }
 
     deinit {
+        if let upstream, upstream.isFollowing {
+            upstream.tree.withLock { tree in
+                _ = upstream.takeLink()
+                upstream.parentMayStop(&tree)
+            }
+        }
         persistence?.ownerDidEnd()
         effects.cancelAll()
         for subscription in core.withLock({ $0.removeAll() }) {
@@ -122,10 +133,13 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     }
 
     /// The current state. Safe to read from any thread.
+    ///
+    /// A scoped store with no subscriber reads it through its parent (see <doc:TheStore>).
     @inlinable
     public var state: State {
         registrar.accessed()
-        return core.withLock { $0.state }
+        guard let upstream else { return core.withLock { $0.state } }
+        return core.withLock { $0.followedState } ?? upstream.read()
     }
 
     /// Sends `action` to the reducer, through the middleware.
@@ -242,10 +256,10 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         let (result, round, committed) = registrar.changing {
             core.withLock { core in
                 let (result, round) = change(&core)
-                // Asked under the lock that `scope(…)` adds its follower under: a scope made before this change
-                // follows it, one made after starts from it.
+                // Asked under the lock that a scoped store starts following under (see `ScopeUpstream`): one that
+                // started before this change follows it, one that starts after starts from it.
                 let needsState = persistence != nil || !followers.isEmpty
-                return (result, round, needsState ? (core.state, core.changeCount) : nil)
+                return (result, round, needsState ? core.followedState.map { ($0, core.changeCount) } : nil)
             }
         }
         guard let (state, count) = committed else { return (result, round, []) }
@@ -274,7 +288,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// its own scopes follow.
     /// - Returns: What tells its subscribers and its scopes', once the parent's other scopes have followed too.
     func follow(_ newState: State) -> PendingDelivery? {
-        let ((), round, scopes) = commitWithoutTelling { ((), $0.replace(with: newState)) }
+        let ((), round, scopes) = commitWithoutTelling { ((), $0.follow(newState)) }
         guard round != nil || !scopes.isEmpty else { return nil }
         return PendingDelivery { [self] in tell(round, after: scopes) }
     }

@@ -5,17 +5,27 @@ struct StoreState<State: Sendable>: Sendable {
     @usableFromInline typealias Group = SelectionGroup<State>
     @usableFromInline typealias Entry = ObserverTable<Group.Listener>.Entry
 
-    @usableFromInline private(set) var state: State
+    /// The state; `nil` only in a scoped store that does not follow its parent (it has nothing to tell, and reads
+    /// its state through the parent; see ``ScopeUpstream``).
+    @usableFromInline private(set) var followedState: State?
     /// How many times the state changed: actions, replacements and states taken from storage. Persistence compares
     /// it with the count it last saved (see ``StatePersistence``).
     @usableFromInline private(set) var changeCount: UInt64 = 0
     @usableFromInline private(set) var groups: ContiguousArray<Group?> = []
     @usableFromInline private(set) var freeGroups: [Int] = []
     @usableFromInline private(set) var groupsByKey: [SelectionKey: Int] = [:]
+    /// How many subscribers are registered, in every group.
+    @usableFromInline private(set) var subscriberCount = 0
 
     @inlinable
-    init(state: State) {
-        self.state = state
+    init(state: State?) {
+        self.followedState = state
+    }
+
+    /// The state. Not for a scoped store that does not follow its parent (``followedState`` is `nil` there).
+    @inlinable
+    var state: State {
+        _read { yield followedState! }
     }
 
     /// Runs `reducer` for `action`; returns its effect and the subscribers whose selection changed.
@@ -24,7 +34,7 @@ struct StoreState<State: Sendable>: Sendable {
         _ action: Action,
         with reducer: (inout State, Action) -> Effect<Action>
     ) -> (Effect<Action>, DeliveryRound<State>?) {
-        let effect = reducer(&state, action)
+        let effect = reducer(&followedState!, action)
         changeCount &+= 1
         return (effect, changedSubscribers())
     }
@@ -32,9 +42,28 @@ struct StoreState<State: Sendable>: Sendable {
     /// Replaces the whole state (a scoped store following its parent, time travel); returns whom to tell.
     @inlinable
     mutating func replace(with newState: State) -> DeliveryRound<State>? {
-        state = newState
+        followedState = newState
         changeCount &+= 1
         return changedSubscribers()
+    }
+
+    /// A scoped store's part of its parent's new state: replaces the state, if the store follows its parent.
+    @inlinable
+    mutating func follow(_ newState: State) -> DeliveryRound<State>? {
+        guard followedState != nil else { return nil }
+        return replace(with: newState)
+    }
+
+    /// A scoped store starts following its parent from `state`, its part of the parent's current state. It has no
+    /// subscriber (or it would follow already): nobody to tell.
+    @inlinable
+    mutating func startFollowing(from state: State) {
+        followedState = state
+    }
+
+    /// A scoped store stops following its parent: it drops its copy of the state and reads through the parent.
+    mutating func stopFollowing() {
+        followedState = nil
     }
 
     /// The subscribers of every group whose selection changed, with the state to give them.
@@ -55,14 +84,18 @@ struct StoreState<State: Sendable>: Sendable {
         return changed.isEmpty ? nil : DeliveryRound(value: state, kind: .changes(changed))
     }
 
-    /// Adds `body` for `subscription` to the group shared under `key`, or to a new group made by `makeGroup`;
-    /// returns the round that gives the subscriber the current selection, or `nil` if it was cancelled meanwhile.
+    /// Adds the listener `makeBody` makes for `subscription` to the group shared under `key`, or to a new group
+    /// made by `makeGroup`; returns the round that gives the subscriber the current selection, or `nil` if it was
+    /// cancelled meanwhile.
+    ///
+    /// `makeBody` receives the group's last selection (see ``SelectionGroup/selection``), which its listener
+    /// delivers: the group selected it when it compared, so the subscriber does not select again.
     @inlinable
     mutating func add(
         _ subscription: StoreSubscriptionBase,
-        body: @escaping Group.Listener,
         sharing key: SelectionKey?,
-        makeGroup: (State) -> Group
+        makeGroup: (State) -> Group,
+        makeBody: (_ selection: any AnyObject & Sendable) -> Group.Listener
     ) -> DeliveryRound<State>? {
         guard !subscription.isCancelled else { return nil }
         let groupIndex: Int
@@ -79,10 +112,12 @@ struct StoreState<State: Sendable>: Sendable {
             }
             if let key { groupsByKey[key] = groupIndex }
         }
-        let entry = Entry(subscription: subscription, body: body)
+        guard let selection = groups[groupIndex]?.selection else { return nil }
+        let entry = Entry(subscription: subscription, body: makeBody(selection))
         let slot = groups[groupIndex]?.subscribers.nextSlot ?? 0
         subscription.setLocation(group: groupIndex, slot: slot)
         groups[groupIndex]?.subscribers.insert(entry, at: slot)
+        subscriberCount += 1
         return DeliveryRound(value: state, kind: .initial(entry))
     }
 
@@ -90,15 +125,20 @@ struct StoreState<State: Sendable>: Sendable {
     /// subscriber of that key path (there are only as many as the code has key paths, and an empty group costs
     /// nothing per dispatch).
     ///
+    /// - Returns: Whether this removed the last subscriber.
     /// - Complexity: O(1) amortized.
     @inlinable
-    mutating func remove(_ subscription: StoreSubscriptionBase) {
-        guard let (groupIndex, slot) = subscription.location, groupIndex < groups.count else { return }
+    mutating func remove(_ subscription: StoreSubscriptionBase) -> Bool {
+        guard let (groupIndex, slot) = subscription.location, groupIndex < groups.count else { return false }
+        let before = groups[groupIndex]?.subscribers.count ?? 0
         groups[groupIndex]?.subscribers.remove(subscription, at: slot)
-        if let group = groups[groupIndex], group.subscribers.isEmpty, group.key == nil {
+        guard let group = groups[groupIndex], group.subscribers.count < before else { return false }
+        if group.subscribers.isEmpty, group.key == nil {
             groups[groupIndex] = nil
             freeGroups.append(groupIndex)
         }
+        subscriberCount -= 1
+        return subscriberCount == 0
     }
 
     /// Empties every group (the store is going away) and returns the subscriptions.
@@ -110,6 +150,7 @@ struct StoreState<State: Sendable>: Sendable {
         groups = []
         freeGroups = []
         groupsByKey = [:]
+        subscriberCount = 0
         return subscriptions
     }
 }
