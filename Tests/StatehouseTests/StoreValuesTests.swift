@@ -23,10 +23,14 @@ private func hasNoSubscribers<State, Action>(_ store: Store<State, Action>) -> B
     store.core.withLock { $0.groups.compactMap { $0 }.allSatisfy { $0.subscribers.isEmpty } }
 }
 
-/// Everything `stream` yields until it finishes.
-private func collect<Element>(_ stream: AsyncStream<Element>) async -> [Element] {
+/// What `stream` yields up to the first element that `isLast` accepts. A sequence keeps its store alive, so a test
+/// ends what it reads with a change of its own (a sentinel) rather than with the store's end.
+private func collect<Element>(_ stream: AsyncStream<Element>, through isLast: (Element) -> Bool) async -> [Element] {
     var elements: [Element] = []
-    for await element in stream { elements.append(element) }
+    for await element in stream {
+        elements.append(element)
+        if isLast(element) { break }
+    }
     return elements
 }
 
@@ -49,51 +53,52 @@ struct StoreValuesTests {
     }
 
     @Test func aKeyPathNeverYieldsTheSameValueTwiceInARow() async {
-        var store: Store<Counter, CounterAction>? = makeCounterStore()
-        let counts = store!.values(\.count)
-        store!.dispatch(.increment)
-        store!.dispatch(.rename("clicks"))
-        store!.dispatch(.set(1))
-        store!.dispatch(.set(5))
-        store = nil
-        #expect(await collect(counts) == [0, 1, 5])
+        let store = makeCounterStore()
+        let counts = store.values(\.count)
+        store.dispatch(.increment)
+        store.dispatch(.rename("clicks"))
+        store.dispatch(.set(1))
+        store.dispatch(.set(5))
+        store.dispatch(.set(99))
+        #expect(await collect(counts) { $0 == 99 } == [0, 1, 5, 99])
     }
 
     @Test func selectYieldsOnlyWhatIsDuplicateCallsNew() async {
-        var store: Store<Counter, CounterAction>? = makeCounterStore()
-        let pairs = store!.values(select: { ($0.count, $0.name) }, isDuplicate: ==)
-        let tens = store!.values(select: { $0.count }, isDuplicate: { $0 / 10 == $1 / 10 })
-        store!.dispatch(.increment)
-        store!.dispatch(.set(1))
-        store!.dispatch(.rename("a"))
-        store!.dispatch(.set(12))
-        store!.dispatch(.set(15))
-        store!.dispatch(.set(3))
-        store = nil
-        #expect(await collect(pairs).map { "\($0.0) \($0.1)" } == ["0 ", "1 ", "1 a", "12 a", "15 a", "3 a"])
-        #expect(await collect(tens) == [0, 12, 3])
+        let store = makeCounterStore()
+        let pairs = store.values(select: { ($0.count, $0.name) }, isDuplicate: ==)
+        let tens = store.values(select: { $0.count }, isDuplicate: { $0 / 10 == $1 / 10 })
+        store.dispatch(.increment)
+        store.dispatch(.set(1))
+        store.dispatch(.rename("a"))
+        store.dispatch(.set(12))
+        store.dispatch(.set(15))
+        store.dispatch(.set(3))
+        store.dispatch(.set(99))
+        let names = await collect(pairs) { $0.0 == 99 }.map { "\($0.0) \($0.1)" }
+        #expect(names == ["0 ", "1 ", "1 a", "12 a", "15 a", "3 a", "99 a"])
+        #expect(await collect(tens) { $0 == 99 } == [0, 12, 3, 99])
     }
 
     @Test func theWholeStateSkipsDispatchesThatChangedNothing() async {
-        var store: Store<Counter, CounterAction>? = makeCounterStore()
-        let states = store!.values
-        store!.dispatch(.set(0))
-        store!.dispatch(.increment)
-        store!.dispatch(.rename(""))
-        store = nil
-        #expect(await collect(states).map(\.count) == [0, 1])
+        let store = makeCounterStore()
+        let states = store.values
+        store.dispatch(.set(0))
+        store.dispatch(.increment)
+        store.dispatch(.rename(""))
+        store.dispatch(.set(99))
+        #expect(await collect(states) { $0.count == 99 }.map(\.count) == [0, 1, 99])
     }
 
     @Test func aStateThatIsNotEquatableYieldsAfterEveryDispatch() async {
-        var store: Store<Tally, TallyAction>? = makeTallyStore()
-        let totals = store!.values
-        let bounded = store!.values(bufferingPolicy: .bufferingNewest(1))
-        store!.dispatch(.add(2))
-        store!.dispatch(.nothing)
-        store!.dispatch(.add(3))
-        store = nil
-        #expect(await collect(totals).map(\.total) == [0, 2, 2, 5])
-        #expect(await collect(bounded).map(\.total) == [5])
+        let store = makeTallyStore()
+        let totals = store.values
+        let bounded = store.values(bufferingPolicy: .bufferingNewest(1))
+        store.dispatch(.add(2))
+        store.dispatch(.nothing)
+        store.dispatch(.add(3))
+        store.dispatch(.add(100))
+        #expect(await collect(totals) { $0.total == 105 }.map(\.total) == [0, 2, 2, 5, 105])
+        #expect(await collect(bounded) { $0.total == 105 }.map(\.total) == [105])
     }
 
     // MARK: Order
@@ -106,15 +111,15 @@ struct StoreValuesTests {
             let store = makeCounterStore()
             let counts = store.values(\.count)
             states = store.values(bufferingPolicy: .bufferingNewest(1))
-            // Consumed while the threads dispatch. Each stream finishes once the store is deallocated: after this
-            // block, when its processor (which may finish the queued actions on a thread of its own) lets it go.
-            consuming = Task { await collect(counts) }
+            // Consumed while the threads dispatch, through the last value (which the processor, perhaps on a
+            // thread of its own, may deliver after the dispatching threads returned).
+            consuming = Task { await collect(counts) { $0 == total } }
             onThreads(Self.threads) { _ in
                 for _ in 0..<Self.iterations { store.dispatch(.increment) }
             }
         }
         #expect(await consuming.value == Array(0...total))
-        let newest = await collect(states).map(\.count)
+        let newest = await collect(states) { $0.count == total }.map(\.count)
         #expect(newest.last == total)
         #expect(zip(newest, newest.dropFirst()).allSatisfy { $0 < $1 })
     }
@@ -141,7 +146,7 @@ struct StoreValuesTests {
                 for _ in 0..<Self.iterations { store.dispatch(.increment) }
             }
         }
-        let received = await collect(pairs)
+        let received = await collect(pairs) { $0 == total }
         #expect(received.last == total)
         #expect(zip(received, received.dropFirst()).allSatisfy { $0 < $1 })
     }
@@ -178,34 +183,43 @@ struct StoreValuesTests {
         #expect(await eventually { hasNoSubscribers(store) })
     }
 
-    @Test func theSequenceFinishesWhenTheStoreIsDeallocated() async {
+    /// Like a token, a sequence keeps its store alive: a loop over a store nobody else holds keeps getting values,
+    /// and ending the loop lets the store go.
+    @Test func theSequenceKeepsItsStoreAliveUntilTheLoopEnds() async {
         let holder = Locked<Store<Counter, CounterAction>?>(makeCounterStore())
         let counts = holder.withLock { $0!.values(\.count) }
         let seen = Recorder<Int>()
         let consuming = Task {
             for await count in counts { seen.append(count) }
         }
-        // The loop waits for a value when the store goes away.
         #expect(await eventually { seen.count == 1 })
-        holder.withLock { $0!.dispatch(.increment) }
-        #expect(await eventually { seen.count == 2 })
         weak let weakStore = holder.withLock { $0 }
         holder.withLock { $0 = nil }
-        #expect(weakStore == nil)
+        #expect(weakStore != nil)
+        weakStore?.dispatch(.increment)
+        #expect(await eventually { seen.count == 2 })
+        consuming.cancel()
         await consuming.value
+        #expect(await eventually { weakStore == nil })
         #expect(seen.elements == [0, 1])
     }
 
-    @Test func everyVariantFinishesWhenTheStoreIsDeallocated() async {
+    @Test func droppingEveryVariantLetsItsStoreGo() async {
         var counters: Store<Counter, CounterAction>? = makeCounterStore()
         var tallies: Store<Tally, TallyAction>? = makeTallyStore()
-        let states = counters!.values
-        let selections = counters!.values(select: { $0.name }, isDuplicate: ==)
-        let tallyStates = tallies!.values
+        weak let weakCounters = counters
+        weak let weakTallies = tallies
+        var states: AsyncStream<Counter>? = counters!.values
+        var selections: AsyncStream<String>? = counters!.values(select: { $0.name }, isDuplicate: ==)
+        var tallyStates: AsyncStream<Tally>? = tallies!.values
         counters = nil
         tallies = nil
-        #expect(await collect(states) == [Counter()])
-        #expect(await collect(selections) == [""])
-        #expect(await collect(tallyStates).count == 1)
+        #expect(weakCounters != nil && weakTallies != nil)
+        #expect(await states?.first { _ in true } == Counter())
+        states = nil
+        selections = nil
+        tallyStates = nil
+        withExtendedLifetime((states, selections, tallyStates)) {}
+        #expect(await eventually { weakCounters == nil && weakTallies == nil })
     }
 }

@@ -6,9 +6,10 @@ extension Store {
     /// ```
     ///
     /// The sequence follows the rules of ``subscribe(_:initial:on:_:)``: the current value first, then every change
-    /// in order, never the same value twice in a row, ending with the latest. Each call subscribes anew. The
-    /// subscription ends when the loop ends or its task is cancelled, and the sequence finishes when the store is
-    /// deallocated.
+    /// in order, never the same value twice in a row, ending with the latest. Each call subscribes anew. Like a
+    /// subscription token, the sequence keeps the store alive (`for await x in app.scope(…).values(\.x)` needs no
+    /// other reference); the subscription ends, and the store is let go, when the loop ends, its task is cancelled,
+    /// or the sequence is dropped.
     ///
     /// - Parameters:
     ///   - keyPath: What to select. A key-path literal is `Sendable`.
@@ -60,11 +61,11 @@ extension Store {
     }
 
     /// A stream fed by the subscription `subscribe` makes with the listener it is given; cancelled when the stream
-    /// terminates, and finishing the stream when the store lets go of the listener.
+    /// terminates (the loop ends, its task is cancelled, or the last copy of the stream is released), and finishing
+    /// the stream when the store lets go of the listener.
     ///
-    /// The store holds its listeners until they are cancelled or it is deallocated, and holds nothing else of a
-    /// subscription. So the listener's ``StreamEnd`` is released exactly when the subscription is over: after the
-    /// last value was yielded, whether the loop ended it or the store went away.
+    /// The subscription keeps the store alive, and the store its listener: the cycle ends with the stream, whose
+    /// termination cancels the token. The listener's ``StreamEnd`` then finishes the stream after its last value.
     private func stream<Value: Sendable>(
         bufferingPolicy: AsyncStream<Value>.Continuation.BufferingPolicy,
         subscribe: (@escaping @Sendable (Value) -> Void) -> SubscriptionToken
