@@ -1,4 +1,4 @@
-/// An action as the test store's inner ``Store`` sees it: sent by the test (numbered, so that `send` finds the step
+/// An action as the test store's inner `Store` sees it: sent by the test (numbered, so that `send` finds the step
 /// it applied) or received from an effect.
 enum TestStoreAction<Action: Sendable>: Sendable {
     case sent(Action, number: UInt64)

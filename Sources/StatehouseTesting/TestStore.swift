@@ -13,7 +13,7 @@ import Testing
 /// }
 /// ```
 ///
-/// A test store runs a real ``Store``: actions are applied, and effects' actions arrive, exactly as in the app (in
+/// A test store runs a real `Store`: actions are applied, and effects' actions arrive, exactly as in the app (in
 /// the store's order, a cancelled effect's actions dropped). It records the state before and after each action, and
 /// the test asserts those steps afterwards, in order:
 ///
@@ -77,7 +77,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         }
     }
 
-    /// Creates a test store for a reducer closure that may return an ``Effect``.
+    /// Creates a test store for a reducer closure that may return an `Effect`.
     @_disfavoredOverload
     public convenience init(
         initialState: State,

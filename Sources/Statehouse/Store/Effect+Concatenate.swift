@@ -3,7 +3,7 @@ extension Effect {
     ///
     /// "Finished" means the effect's tasks have returned, including those of concatenations nested in it; actions
     /// it sent are then queued, so all of an effect's actions reach the store before any of the next one's. Effects
-    /// that start no task (``send(_:)``, ``cancel(id:)``) start together with the next, as in ``merge(_:)-(Self...)``.
+    /// that start no task (``send(_:)``, ``cancel(id:)``) start together with the next, as in `merge`.
     ///
     /// Cancelling an id that marks the concatenation (``cancellable(id:cancelInFlight:)`` around it, or around the
     /// effect that contains it) stops the part that is running and starts no later part. Cancelling an id that
@@ -23,7 +23,7 @@ extension Effect {
         concatenate(effects)
     }
 
-    /// Runs the effects one after another; see ``concatenate(_:)-(Self...)``.
+    /// Runs the effects one after another; see `concatenate`.
     ///
     /// - Parameter effects: The effects, in the order they run.
     public static func concatenate(_ effects: [Self]) -> Self {

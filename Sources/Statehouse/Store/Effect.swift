@@ -15,7 +15,7 @@
 /// Effects run after the reducer returns and after subscribers heard of the change. Actions they send go through
 /// ``Store/dispatch(_:)`` like any other, in order.
 ///
-/// Effects combine: ``merge(_:)-(Self...)`` runs several at once, ``concatenate(_:)-(Self...)`` one after another,
+/// Effects combine: `merge` runs several at once, `concatenate` one after another,
 /// ``map(_:)`` turns a child feature's effect into its parent's, and ``debounce(id:for:clock:)`` and
 /// ``throttle(id:for:clock:latest:)`` limit how often one runs, on a clock a test can drive.
 public struct Effect<Action: Sendable>: Sendable {

@@ -47,7 +47,7 @@ extension Store {
     }
 
     /// The state now, then after every dispatch, as an async sequence (`State` is not `Equatable`, so every dispatch
-    /// counts as a change, as for ``subscribe(initial:on:_:)``).
+    /// counts as a change, as for `subscribe(initial:on:_:)`).
     public var values: AsyncStream<State> {
         values(bufferingPolicy: .unbounded)
     }
