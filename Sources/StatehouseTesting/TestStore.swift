@@ -274,6 +274,12 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         await store.waitForQueuedWork()
     }
 
+    /// Returns once the inner store has applied everything queued before the call: for tests of the test store
+    /// that must know an effect's actions were all applied.
+    package func waitForQueuedWork() async {
+        await store.waitForQueuedWork()
+    }
+
     // MARK: Internals
 
     /// How long `send` waits for the store to apply its action (it is busy only while applying other actions).

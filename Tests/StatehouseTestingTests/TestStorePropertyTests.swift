@@ -36,7 +36,7 @@ struct TestStorePropertyTests {
         let store = TestStore(initialState: [Int](), reducer: program.reducer(gates: gates))
         for segment in segments {
             await store.send(segment[0]) { $0.append(segment[0]) }
-            await gates.settle {}
+            await gates.settle { await store.waitForQueuedWork() }
             for id in segment.dropFirst() {
                 await store.receive(id, timeout: .seconds(30)) { $0.append(id) }
             }
@@ -131,9 +131,12 @@ private final class Gates: Sendable {
         contents.withLock { _ = $0.done.insert(id) }
     }
 
-    /// Lets the waiting tasks through one at a time until none is left, each once every started task waits.
+    /// Lets the waiting tasks through one at a time until none is left, each once every started task waits; before
+    /// each choice, `barrier` waits for the store to apply what was sent (an action queued behind a busy processor
+    /// may start more tasks, which must be known before the next is chosen).
     func settle(barrier: () async -> Void) async {
         while true {
+            await barrier()
             let allWaiting = await eventually(timeout: .seconds(30)) {
                 contents.withLock { contents in
                     contents.expected.allSatisfy { contents.done.contains($0) || contents.waiting[$0] != nil }
@@ -148,7 +151,6 @@ private final class Gates: Sendable {
             }) else { return }
             task.resume()
             #expect(await eventually(timeout: .seconds(30)) { contents.withLock { $0.done.contains(id) } })
-            await barrier()
         }
     }
 }

@@ -396,7 +396,7 @@ struct CancelEffectsContentionTests {
                     return Effect.merge(Array(repeating: sender, count: senders)).cancellable(id: "ticks")
                 case .hold:
                     holding.signal()
-                    _ = release.wait(timeout: .now() + 5)
+                    _ = release.wait(timeout: .now() + 120)   // a bound, not a signal: the test always releases it
                 case .tick: state.ticks += 1
                 case .other: state.others += 1
                 case .marker: state.markers += 1
