@@ -235,7 +235,8 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     public func finish(timeout: Duration = .seconds(1), sourceLocation: SourceLocation = #_sourceLocation) async {
         defer { settings.withLock { $0.finished = true } }
         let exhaustive = exhaustivity == .on
-        if await !effectsFinish(before: ContinuousClock.now + timeout) {
+        // On a busy machine the wait can outlast the deadline with nothing left running: only running effects fail.
+        if await !effectsFinish(before: ContinuousClock.now + timeout), store.runningEffects > 0 {
             if exhaustive {
                 Issue.record(
                     """

@@ -41,7 +41,7 @@ struct TestStorePropertyTests {
                 await store.receive(id, timeout: .seconds(30)) { $0.append(id) }
             }
         }
-        await store.finish()
+        await store.finish(timeout: .seconds(30))
         #expect(store.state == segments.flatMap { $0 })
     }
 }
