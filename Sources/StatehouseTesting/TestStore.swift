@@ -199,12 +199,14 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     ///
     /// - Parameters:
     ///   - expected: The action an effect must have sent next.
-    ///   - timeout: How long to wait for an effect to send it.
+    ///   - timeout: How long to wait for an effect to send it; generous by default, since a busy machine (a test
+    ///     suite in parallel, ThreadSanitizer) can keep an effect's task from running for seconds. Waiting ends as
+    ///     soon as the action arrives.
     ///   - assert: Changes a copy of the previous state into what the state must now be; `nil`: no change.
     ///   - sourceLocation: Where a failure is reported; the caller's line by default.
     public func receive(
         _ expected: Action,
-        timeout: Duration = .seconds(1),
+        timeout: Duration = .seconds(10),
         assert: ((inout State) throws -> Void)? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async where Action: Equatable {
@@ -219,7 +221,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     public func receive(
         _ description: String,
         matching matches: @escaping (Action) -> Bool,
-        timeout: Duration = .seconds(1),
+        timeout: Duration = .seconds(10),
         assert: ((inout State) throws -> Void)? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
@@ -232,7 +234,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     /// Waits for the running effects, then fails the test if some are still running after `timeout`, or if
     /// received actions were not asserted. With exhaustivity off, running effects are cancelled and unasserted
     /// actions skipped without failing.
-    public func finish(timeout: Duration = .seconds(1), sourceLocation: SourceLocation = #_sourceLocation) async {
+    public func finish(timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation) async {
         defer { settings.withLock { $0.finished = true } }
         let exhaustive = exhaustivity == .on
         // On a busy machine the wait can outlast the deadline with nothing left running: only running effects fail.
