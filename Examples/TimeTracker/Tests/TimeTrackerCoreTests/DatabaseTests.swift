@@ -57,12 +57,16 @@ struct DatabaseTests {
 
     @Test func aTimetrackDatabaseIsMarkedAsSuchAndOneFromBeforeIsAdopted() throws {
         let database = TemporaryDatabase()
+        // Waits for locks: a tracker that just went away may still be closing its connections (a CI run read
+        // "database is locked" without it).
+        var patient = Configuration()
+        patient.busyMode = .timeout(30)
         _ = try TestClock().tracker(at: database.path)
-        let id = try DatabaseQueue(path: database.path).read { try Int32.fetchOne($0, sql: "PRAGMA application_id") }
-        #expect(id == 0x7469_6D65)
-        try DatabaseQueue(path: database.path).write { try $0.execute(sql: "PRAGMA application_id = 0") }
+        let applicationID = { try DatabaseQueue(path: database.path, configuration: patient).read { try Int32.fetchOne($0, sql: "PRAGMA application_id") } }
+        #expect(try applicationID() == 0x7469_6D65)
+        try DatabaseQueue(path: database.path, configuration: patient).write { try $0.execute(sql: "PRAGMA application_id = 0") }
         _ = try TestClock().tracker(at: database.path)  // made before application ids: adopted
-        #expect(try DatabaseQueue(path: database.path).read { try Int32.fetchOne($0, sql: "PRAGMA application_id") } == 0x7469_6D65)
+        #expect(try applicationID() == 0x7469_6D65)
     }
 
     @Test func theDefaultPathFollowsXDG() {
