@@ -3,23 +3,12 @@ import StatehouseTestSupport
 import StatehouseTesting
 import Testing
 
-/// Failing tests from the adversarial review of issue 12's TestStore.
+/// Tests from the adversarial review of issue 12's TestStore (each failed before its fix).
 @Suite("Review findings: TestStore")
 struct TestStoreReviewFindingsTests {
-    enum Tap: Equatable, Sendable {
-        case tap, response(Int)
-    }
+    typealias Tap = TestStoreParityTests.Tap
 
-    static let tapReducer = Reducer<Int, Tap> { state, action in
-        switch action {
-        case .tap:
-            state += 1
-            return .run { send in send(.response(42)) }
-        case .response(let number):
-            state = number
-            return .none
-        }
-    }
+    static let tapReducer = TestStoreParityTests.tapReducer
 
     /// Issue 12 (TCA's `testStateAccess`): inside `send`'s assertion closure, `store.state` is the state before the
     /// action. With exhaustivity off, `send` first skips `.response(42)`, which the store applied before the second

@@ -3,7 +3,7 @@ import Statehouse
 import StatehouseTestSupport
 import Testing
 
-/// Failing tests from the adversarial review of issue 12's store work (reducers, effects, finishEffects).
+/// Tests from the adversarial review of issue 12's store work (reducers, effects, finishEffects); each failed before its fix.
 @Suite("Review findings: reducers and effects", .serialized)
 struct ReviewFindingsTests {
     enum Child: Equatable, Sendable {
@@ -82,8 +82,8 @@ struct ReviewFindingsTests {
 
     /// Each row runs its own timer, restarted with `cancelInFlight` ("only this row's latest start matters"). The
     /// rows of an identified collection are independent features (TCA scopes a `forEach` element's cancellation
-    /// ids to the element): starting row 2's timer must not cancel row 1's. Here the ids are shared by every row,
-    /// so row 1's effect is cancelled and its tick dropped.
+    /// ids to the element): starting row 2's timer must not cancel row 1's. (When the ids were shared by every row,
+    /// row 1's effect was cancelled and its tick dropped.)
     @Test func forEachKeepsEachElementsCancellationIDsApart() async {
         let gate = Gate()
         let list = Self.rows(gate: gate, cancelInFlight: true)
@@ -93,7 +93,7 @@ struct ReviewFindingsTests {
         gate.open()
         await store.finishEffects()
         // An uncancelled effect's tick is applied on its own task (the store is idle) before the task ends.
-        #expect(await eventually(timeout: .seconds(1)) { store.state.allSatisfy { $0.ticks == 1 } })
+        #expect(await eventually { store.state.allSatisfy { $0.ticks == 1 } })
         #expect(store.state == [Row(id: 1, ticks: 1), Row(id: 2, ticks: 1)])
     }
 
