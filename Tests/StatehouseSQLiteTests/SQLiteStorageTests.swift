@@ -71,11 +71,11 @@ struct SQLiteExternalChangeTests {
                                       externalChanges: .poll(every: .milliseconds(20)))
         let other = try SQLiteStorage(path: database.path)  // its own connections, like another process
         try other.save(try JSONEncoder().encode(Settings(theme: "dark")), key: "sqlite.external")
-        _ = await eventually(timeout: .seconds(2)) { settings.value.theme == "dark" }
+        _ = await eventually { settings.value.theme == "dark" }
         #expect(settings.value == Settings(theme: "dark"))
         try other.remove(key: "sqlite.external")
         try other.save(try JSONEncoder().encode(Settings(theme: "light")), key: "sqlite.external")
-        _ = await eventually(timeout: .seconds(2)) { settings.value.theme == "light" }
+        _ = await eventually { settings.value.theme == "light" }
         #expect(settings.value == Settings(theme: "light"))
     }
 }

@@ -89,7 +89,7 @@ struct AttackContainerTests {
         }
         #expect(calls >= 1)
         #expect(calls <= 17, "one update delivered \(calls) rounds on its caller's thread")
-        #expect(await attackWait(for: writersDone, count: writers, seconds: 30))
+        #expect(await attackWait(for: writersDone, count: writers))
         let last = 1 + writers * perWriter
         #expect(await eventually { seen.elements.last == last }, "the listener never got the last value")
         #expect(count.value == last)

@@ -255,7 +255,7 @@ struct AttackPersistenceTests {
             }
             count.modify(round)
             let flushed = await attackOnNewThread { () -> Bool in
-                guard failed.wait(timeout: .now() + 5) == .success else { return false }
+                guard failed.wait(timeout: .now() + .seconds(attackPatience)) == .success else { return false }
                 defer { for _ in 0..<blockers { release.signal() } }
                 storage.failing = false
                 do {

@@ -70,7 +70,7 @@ private func callbackTicker(gate: DispatchSemaphore, sent: DispatchSemaphore) ->
     { send in
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
-                _ = gate.wait(timeout: .now() + 5)
+                _ = gate.wait(timeout: .now() + .seconds(attackPatience))
                 send(.tick)
                 sent.signal()
                 continuation.resume()
@@ -182,7 +182,7 @@ struct AttackStoreTests {
                 for _ in 0..<others { store.dispatch(.ping) }
                 queued.signal()
             }
-            _ = queued.wait(timeout: .now() + 5)
+            _ = queued.wait(timeout: .now() + .seconds(attackPatience))
         }
         let task = Task {
             while !Task.isCancelled { await Task.yield() }
@@ -222,7 +222,7 @@ struct AttackStoreTests {
             // which queues behind `.stop` (the store is busy on this thread) and must be dropped once the cancel runs.
             let token = store.subscribe(\.stops, initial: false) { _ in
                 gate.signal()
-                _ = queued.wait(timeout: .now() + 5)
+                _ = queued.wait(timeout: .now() + .seconds(attackPatience))
             }
             await attackOnNewThread { () -> Void in store.dispatch(.stop) }
             #expect(store.state.ticks == 0, "round \(round): a tick queued before .cancel(id:) was reduced after it")
@@ -244,7 +244,7 @@ struct AttackStoreTests {
             let token = store.subscribe(\.query, initial: false) { query in
                 guard query == "fresh" else { return }
                 gate.signal()
-                _ = queued.wait(timeout: .now() + 5)
+                _ = queued.wait(timeout: .now() + .seconds(attackPatience))
             }
             await attackOnNewThread { () -> Void in store.dispatch(.search("fresh")) }
             #expect(await eventually { store.state.results.contains("fresh") }, "round \(round)")
@@ -293,7 +293,7 @@ struct AttackStoreTests {
         }
         #expect(reduced >= 1)
         #expect(reduced <= 17, "one dispatch reduced \(reduced) actions on its caller's thread")
-        #expect(await attackWait(for: dispatchersDone, count: dispatchers, seconds: 30))
+        #expect(await attackWait(for: dispatchersDone, count: dispatchers))
         let total = 1 + dispatchers * perDispatcher
         #expect(await eventually { store.state.count >= total }, "count \(store.state.count) of \(total)")
         #expect(store.state.count == total, "an action was applied twice")

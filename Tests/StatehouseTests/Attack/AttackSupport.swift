@@ -48,8 +48,12 @@ func attackOnNewThreads(_ count: Int, _ body: @escaping @Sendable (_ thread: Int
     }
 }
 
+/// How long a test waits for a signal that is sure to come: only a starved machine makes it matter (the suites run in
+/// parallel, under ThreadSanitizer too, on two cores: a task may not run for several seconds).
+let attackPatience = 60
+
 /// Waits for `count` signals of `semaphore` on a thread of its own; `false` if they did not all come in `seconds`.
-func attackWait(for semaphore: DispatchSemaphore, count: Int = 1, seconds: Int = 5) async -> Bool {
+func attackWait(for semaphore: DispatchSemaphore, count: Int = 1, seconds: Int = attackPatience) async -> Bool {
     await attackOnNewThread { () -> Bool in
         let deadline = DispatchTime.now() + .seconds(seconds)
         for _ in 0..<count {

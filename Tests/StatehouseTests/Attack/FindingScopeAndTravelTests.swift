@@ -63,7 +63,7 @@ struct FindingScopeAndTravelTests {
             let token = store.subscribe(\.name, initial: false) { name in
                 guard name == "hold" else { return }
                 holding.signal()
-                _ = hold.wait(timeout: .now() + 5)
+                _ = hold.wait(timeout: .now() + .seconds(attackPatience))
             }
             store.startRecording()
             for _ in 0..<10 { store.dispatch(.increment) }
