@@ -1,4 +1,15 @@
 /// A failure to load or save persisted state, with what to do about it.
+///
+/// Every storage Statehouse ships throws only `StorageError`: match on ``kind`` and ``operation``, read ``key``, and
+/// find the error the storage got from below (a Foundation, POSIX, GRDB or crypto error) in ``cause``.
+///
+/// ```swift
+/// do {
+///     try settings.flush()
+/// } catch let error where error.kind == .io {
+///     logger.error("\(error)")    // says what happened and what to do; never contains the value
+/// }
+/// ```
 public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, to match on.
     public enum Kind: Sendable, Equatable {
@@ -9,19 +20,53 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         case io
         /// The value could not be encoded.
         case unencodable
+        /// Sealed data failed its authentication: it was tampered with, copied from another key, or sealed with
+        /// another encryption key. Nothing of it was used.
+        case authenticationFailed
+        /// The storage cannot work as configured: a database that does not open, a key of the wrong size.
+        case invalidConfiguration
+    }
+
+    /// What the storage was doing when it failed.
+    public enum Operation: String, Sendable, Equatable {
+        case open, load, save, remove, transact, fingerprint, encode, decode
     }
 
     public let kind: Kind
     /// The state key concerned, when known.
     public let key: String?
+    /// What the storage was doing, when known.
+    public let operation: Operation?
     /// What happened and what to do.
     public let message: String
+    /// The error the storage got from below, if any.
+    public let cause: (any Error)?
+    /// Where the storage kept the bytes it could not use (undecodable or unauthentic), so that no later save
+    /// overwrites them; `nil` if it kept nothing aside.
+    public let keptAside: String?
 
-    public init(_ kind: Kind, key: String?, message: String) {
+    public init(
+        _ kind: Kind,
+        key: String?,
+        operation: Operation? = nil,
+        message: String,
+        cause: (any Error)? = nil,
+        keptAside: String? = nil
+    ) {
         self.kind = kind
         self.key = key
+        self.operation = operation
         self.message = message
+        self.cause = cause
+        self.keptAside = keptAside
     }
 
     public var description: String { message }
+
+    /// Equal when they say the same thing: the kind, key, operation, message and where the bytes were kept. The
+    /// causes are compared by their descriptions (errors are not `Equatable`).
+    public static func == (lhs: StorageError, rhs: StorageError) -> Bool {
+        lhs.kind == rhs.kind && lhs.key == rhs.key && lhs.operation == rhs.operation && lhs.message == rhs.message
+            && lhs.keptAside == rhs.keptAside && lhs.cause.map { "\($0)" } == rhs.cause.map { "\($0)" }
+    }
 }
