@@ -146,11 +146,16 @@ struct LoadedValue<Value: Codable> {
         do {
             guard let stored = try storage.load(key: key) else { return }
             data = stored
+        } catch let error as StorageError where error.keptAside != nil {
+            // The storage moved the bytes it could not use out of the way itself (sealed data that failed its
+            // authentication, say): writing can no longer destroy them.
+            self.error = error
+            return
         } catch {
-            self.error = StorageError(.io, key: key, message: """
+            self.error = StorageError(.io, key: key, operation: .load, message: """
                 Could not read \(String(reflecting: key)): \(error). The container starts from its default and \
                 will not write, so that it does not overwrite data it could not read. Fix the storage and restart.
-                """)
+                """, cause: error)
             canWrite = false
             return
         }
