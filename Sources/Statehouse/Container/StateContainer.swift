@@ -33,7 +33,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// cancellation instead of a few hundred.
     @usableFromInline let removeListener: @Sendable (StateContainer<Value>, ContainerSubscription<Value>) -> Void
     /// For a persisted container: what writes its value to its storage.
-    @usableFromInline let persistence: StatePersistence<Value>?
+    @usableFromInline let persistence: (any Persisting<Value>)?
     /// The thread running an ``update(_:)`` body, 0 when none: a thread that finds the lock taken checks it, to
     /// stop a body that uses its own container with a message instead of a deadlock.
     @usableFromInline let updatingThread = Atomic<UInt>(0)
@@ -50,7 +50,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     }
 
     @inlinable
-    init(_ initialValue: Value, key: String, persistence: StatePersistence<Value>?) {
+    init(_ initialValue: Value, key: String, persistence: (any Persisting<Value>)?) {
         self.key = key
         self.state = Locked(ContainerState(value: initialValue))
         self.keyRegistration = KeyRegistry.shared.register(key)
@@ -145,7 +145,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
         let (result, snapshot) = registrar.changing {
             locked(forUpdate: forUpdate) { state in
                 let result = body(&state)
-                return (result, StatePersistence.Snapshot(value: state.value, count: state.changeCount))
+                return (result, PersistedSnapshot(value: state.value, count: state.changeCount))
             }
         }
         persistence?.changed(snapshot.value, count: snapshot.count)

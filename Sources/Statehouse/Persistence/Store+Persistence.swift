@@ -4,7 +4,8 @@ extension Store where State: Codable {
     /// Creates a store whose state is loaded from `storage` and saved after every action that changed it.
     ///
     /// Loading, saving, bad data and failures behave as for a persisted container; see
-    /// <doc:PersistingState>.
+    /// <doc:PersistingState>. An optional `State` that becomes `nil` removes the stored entry; a ``VersionedState``
+    /// is stored in its versioned envelope and migrated when older.
     ///
     /// - Parameters:
     ///   - initialState: The state when nothing (decodable) is stored.
@@ -26,28 +27,10 @@ extension Store where State: Codable {
         reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
         middleware: [Middleware<State, Action>] = []
     ) {
-        let loaded = LoadedValue(key: key, storage: storage, default: initialState)
-        let persistence = StatePersistence<State>(
-            storage: storage, key: key, initialValue: loaded.value, policy: writes, canWrite: loaded.canWrite,
-            externalChanges: externalChanges,
-            decode: { try JSONDecoder().decode(State.self, from: $0) },
-            encode: { try JSONEncoder.statehouse.encode($0) }
-        )
         self.init(
-            state: loaded.value,
-            reducer: reducer,
-            pipeline: Middleware.chain(middleware) { store, action in store.apply(action, with: reducer) },
-            forward: nil,
-            serializer: nil,
-            persistence: persistence
+            initialState: initialState, key: key, storage: storage, codec: .json, writes: writes,
+            externalChanges: externalChanges, reducer: reducer, middleware: middleware
         )
-        persistence.attach(StatePersistence.Owner(
-            changeCount: { [weak self] in self?.core.withLockIfAvailable { $0.changeCount } },
-            takeStoredValue: { [weak self] state, count, refused in
-                self?.submit(.takeStoredState(state, ifUnchangedSince: count, refused: refused))
-            }
-        ))
-        if let error = loaded.error { persistence.lastError.modify(error) }
     }
 
     /// Creates a persisted store whose reducer only changes the state.
@@ -61,13 +44,97 @@ extension Store where State: Codable {
         middleware: [Middleware<State, Action>] = []
     ) {
         self.init(
-            initialState: initialState, key: key, storage: storage, writes: writes, externalChanges: externalChanges,
-            reducer: { state, action in
-                reducer(&state, action)
-                return .none
-            },
-            middleware: middleware
+            initialState: initialState, key: key, storage: storage, codec: .json, writes: writes,
+            externalChanges: externalChanges, reducer: Self.withoutEffects(reducer), middleware: middleware
         )
+    }
+}
+
+extension Store where State: VersionedState {
+    /// Creates a persisted store of a versioned state: stored in its versioned envelope, migrated when older, and
+    /// followed in its current shape whichever version another process stored. Everything else is as for any
+    /// persisted store; see ``VersionedState``.
+    @_disfavoredOverload
+    public convenience init(
+        initialState: State,
+        key: String,
+        storage: some StateStorage,
+        writes: WritePolicy = .coalesced,
+        externalChanges: ExternalChanges = .poll,
+        reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
+        middleware: [Middleware<State, Action>] = []
+    ) {
+        self.init(
+            initialState: initialState, key: key, storage: storage, codec: .versioned, writes: writes,
+            externalChanges: externalChanges, reducer: reducer, middleware: middleware
+        )
+    }
+
+    /// Creates a persisted store of a versioned state whose reducer only changes the state.
+    public convenience init(
+        initialState: State,
+        key: String,
+        storage: some StateStorage,
+        writes: WritePolicy = .coalesced,
+        externalChanges: ExternalChanges = .poll,
+        reducer: @escaping @Sendable (inout State, Action) -> Void,
+        middleware: [Middleware<State, Action>] = []
+    ) {
+        self.init(
+            initialState: initialState, key: key, storage: storage, codec: .versioned, writes: writes,
+            externalChanges: externalChanges, reducer: Self.withoutEffects(reducer), middleware: middleware
+        )
+    }
+}
+
+extension Store {
+    /// The wiring every persisted store shares; `clock` times coalesced writes and outside-change checks.
+    convenience init(
+        initialState: State,
+        key: String,
+        storage: some StateStorage,
+        codec: StateCodec<State>,
+        writes: WritePolicy,
+        externalChanges: ExternalChanges,
+        clock: any Clock<Duration> = ContinuousClock(),
+        reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
+        middleware: [Middleware<State, Action>]
+    ) {
+        let (state, persistence) = StatePersistence.load(
+            key: key, storage: storage, default: initialState, codec: codec, writes: writes,
+            externalChanges: externalChanges, clock: clock
+        )
+        self.init(
+            state: state,
+            reducer: reducer,
+            pipeline: Middleware.chain(middleware) { store, action in store.apply(action, with: reducer) },
+            forward: nil,
+            serializer: nil,
+            persistence: persistence
+        )
+        persistence.start(owner: self)
+    }
+
+    /// A reducer that returns no effect, from one that only changes the state.
+    static func withoutEffects(
+        _ reducer: @escaping @Sendable (inout State, Action) -> Void
+    ) -> @Sendable (inout State, Action) -> Effect<Action> {
+        { state, action in
+            reducer(&state, action)
+            return .none
+        }
+    }
+}
+
+extension Store: PersistenceOwner {
+    func currentChangeCount() -> UInt64? {
+        core.withLockIfAvailable { $0.changeCount }
+    }
+
+    /// Queued behind the actions already submitted, so that the state another process stored is taken between two
+    /// actions, never in the middle of one.
+    func takeStoredValue(_ newState: State, ifUnchangedSince count: UInt64, refused: @escaping @Sendable () -> Void) {
+        submit(.takeStoredState(newState, ifUnchangedSince: count, refused: refused))
     }
 }
 

@@ -70,9 +70,8 @@ extension StateContainer where Value: VersionedState {
         externalChanges: ExternalChanges = .poll
     ) {
         self.init(
-            defaultValue, key: key, storage: storage, writes: writes, externalChanges: externalChanges,
-            decode: { try VersionedDecoding.decode(Value.self, from: $0) },
-            encode: { try JSONEncoder.statehouse.encode(VersionedEnvelope(version: Value.version, value: $0)) }
+            defaultValue, key: key, storage: storage, codec: .versioned, writes: writes,
+            externalChanges: externalChanges
         )
     }
 }

@@ -9,7 +9,7 @@ struct StoreState<State: Sendable>: Sendable {
     /// its state through the parent; see ``ScopeUpstream``).
     @usableFromInline private(set) var followedState: State?
     /// How many times the state changed: actions, replacements and states taken from storage. Persistence compares
-    /// it with the count it last saved (see ``StatePersistence``).
+    /// it with the count it last saved (see ``PersistenceMachine``).
     @usableFromInline private(set) var changeCount: UInt64 = 0
     @usableFromInline private(set) var groups: ContiguousArray<Group?> = []
     @usableFromInline private(set) var freeGroups: [Int] = []
