@@ -48,7 +48,7 @@ let package = Package(
         .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting", "StatehouseTestSupport"]),
         .testTarget(name: "StatehouseLoggingTests", dependencies: ["StatehouseLogging"]),
         // Another process on the same database: the other side of the SQLite two-process tests.
-        .executableTarget(name: "StatehouseSQLiteWorker", dependencies: ["StatehouseSQLite"]),
+        .executableTarget(name: "StatehouseSQLiteWorker", dependencies: ["StatehouseSQLite", "StatehouseTestSupport"]),
         .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite", "StatehouseTestSupport", "StatehouseSQLiteWorker"]),
     ],
     swiftLanguageModes: [.v6]

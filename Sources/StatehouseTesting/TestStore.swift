@@ -288,8 +288,9 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     /// How long `send` waits for the store to apply its action (it is busy only while applying other actions).
     private static var applyTimeout: Duration { .seconds(30) }
 
+    /// `description` is built only on failure: by reflection, it costs more than the whole step.
     private func receive(
-        description: String,
+        description: @autoclosure () -> String,
         matching matches: @escaping (Action) -> Bool,
         timeout: Duration,
         assert: ((inout State) throws -> Void)?,
@@ -300,7 +301,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
             guard let (_, step) = await log.wait(until: deadline, for: { $0.takeReceived(matching: matches) }) else {
                 return fail(
                     """
-                    Expected to receive \(description), but no effect sent a matching action within \(timeout) \
+                    Expected to receive \(description()), but no effect sent a matching action within \(timeout) \
                     (received and not asserted: \(Self.list(pendingReceivedActions))).
                     """,
                     sourceLocation: sourceLocation
@@ -310,14 +311,14 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         }
         guard let step = await log.wait(until: deadline, for: { $0.takeFirst() }) else {
             return fail(
-                "Expected to receive \(description), but no effect sent an action within \(timeout).",
+                "Expected to receive \(description()), but no effect sent an action within \(timeout).",
                 sourceLocation: sourceLocation
             )
         }
         guard step.isReceived, matches(step.action.action) else {
             log.withProgress { $0.asserted(step) }
             return fail(
-                "Expected to receive \(description), but received \(ValueDescription.line(step.action.action)).",
+                "Expected to receive \(description()), but received \(ValueDescription.line(step.action.action)).",
                 sourceLocation: sourceLocation
             )
         }
