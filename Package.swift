@@ -9,10 +9,12 @@ let package = Package(
         .library(name: "StatehouseTesting", targets: ["StatehouseTesting"]),
         .library(name: "StatehouseLogging", targets: ["StatehouseLogging"]),
         .library(name: "StatehouseSQLite", targets: ["StatehouseSQLite"]),
+        .library(name: "StatehouseSecure", targets: ["StatehouseSecure"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         // `swift package generate-documentation`; a plugin only, nothing links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -50,6 +52,18 @@ let package = Package(
         // Another process on the same database: the other side of the SQLite two-process tests.
         .executableTarget(name: "StatehouseSQLiteWorker", dependencies: ["StatehouseSQLite"]),
         .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite", "StatehouseTestSupport", "StatehouseSQLiteWorker"]),
+        // Encrypted storage on swift-crypto (and the Keychain on Apple platforms); a module of its own so that the
+        // core depends on the toolchain only.
+        .target(
+            name: "StatehouseSecure",
+            dependencies: ["Statehouse", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // Writes to an encrypted container until killed: the child process of the secure storage's crash test.
+        .executableTarget(name: "StatehouseSecureCrashWriter", dependencies: ["StatehouseSecure"]),
+        .testTarget(
+            name: "StatehouseSecureTests",
+            dependencies: ["StatehouseSecure", "StatehouseTestSupport", "StatehouseSecureCrashWriter"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
