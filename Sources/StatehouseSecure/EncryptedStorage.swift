@@ -15,7 +15,7 @@ import Statehouse
 ///
 /// Every value is sealed with the key name bound in as associated data, so a value opens only under the name it was
 /// saved under, with the encryption key it was sealed with, and exactly as it was written. The sealed bytes go to a
-/// ``FileStorage``, which writes atomically and durably (a crash leaves the old value or the new, never a torn one),
+/// `FileStorage`, which writes atomically and durably (a crash leaves the old value or the new, never a torn one),
 /// keeps keys from leaving the directory and creates files readable by their owner only. Values never appear in
 /// plaintext on disk, and the storage's errors never contain them.
 ///
@@ -24,7 +24,7 @@ import Statehouse
 /// A file that was tampered with or truncated, copied from another key's file, or sealed with an encryption key this
 /// storage was not given fails its authentication. ``load(key:)`` then keeps the bytes aside, under a key of their
 /// own named after their SHA-256 (`<key>.unauthentic.<16 hex digits>`, so that different bytes never overwrite each
-/// other), and throws a ``StorageError`` of kind `.authenticationFailed` whose `keptAside` names that key. A
+/// other), and throws a `StorageError` of kind `.authenticationFailed` whose `keptAside` names that key. A
 /// container starts from its default, reports the error through `storageError`, and stays writable: the original
 /// bytes are safe aside.
 ///
@@ -33,7 +33,7 @@ import Statehouse
 /// Give the new key as `key` and the old ones as `previousKeys`: values sealed with an old key still open, and each is
 /// sealed with the new key the next time it is written. See <doc:RotatingTheKey>.
 ///
-/// Several processes may share the directory: it is a ``ChangeDetectingStorage``, so containers follow the changes
+/// Several processes may share the directory: it is a `ChangeDetectingStorage`, so containers follow the changes
 /// other processes save.
 public struct EncryptedStorage: ChangeDetectingStorage {
     /// The directory holding the sealed files.
@@ -58,7 +58,7 @@ public struct EncryptedStorage: ChangeDetectingStorage {
 
     /// The value stored under `key`, opened; `nil` if there is none.
     ///
-    /// - Throws: ``StorageError``: `.authenticationFailed` if the stored bytes do not open (see the discussion
+    /// - Throws: `StorageError`: `.authenticationFailed` if the stored bytes do not open (see the discussion
     ///   above; `keptAside` says where they are), `.io` if the file cannot be read.
     public func load(key: String) throws(StorageError) -> Data? {
         guard let sealed = try fileOperation(.load, key, { try files.load(key: key) }) else { return nil }
@@ -71,7 +71,7 @@ public struct EncryptedStorage: ChangeDetectingStorage {
 
     /// Seals `data` with the storage's key and stores it under `key`, atomically and durably.
     ///
-    /// - Throws: ``StorageError`` of kind `.io` if the file cannot be written; the stored value is then unchanged.
+    /// - Throws: `StorageError` of kind `.io` if the file cannot be written; the stored value is then unchanged.
     public func save(_ data: Data, key: String) throws(StorageError) {
         _ = try saveReturningFingerprint(data, key: key)
     }

@@ -20,7 +20,7 @@ extension EncryptionKey {
     ///
     /// - Parameter url: The key file. A symbolic link is followed (secret volumes mount keys that way); the checks
     ///   apply to the file it leads to.
-    /// - Throws: ``StorageError`` of kind `.invalidConfiguration` for a file that is not 32 bytes, is not a regular
+    /// - Throws: `StorageError` of kind `.invalidConfiguration` for a file that is not 32 bytes, is not a regular
     ///   file, or that group or others may access (fix it with `chmod 600`); `.io` if it cannot be read or created.
     public static func loadOrCreate(at url: URL) throws(StorageError) -> EncryptionKey {
         let file = KeyFile(url: url)

@@ -27,7 +27,7 @@ public struct EncryptionKey: @unchecked Sendable {
     /// A key made of `bytes`, which must be exactly ``byteCount`` (32) random bytes.
     ///
     /// - Parameter bytes: The key, from a secret manager, say.
-    /// - Throws: ``StorageError`` of kind `.invalidConfiguration` if `bytes` is not 32 bytes long.
+    /// - Throws: `StorageError` of kind `.invalidConfiguration` if `bytes` is not 32 bytes long.
     public init(bytes: some ContiguousBytes) throws(StorageError) {
         let count = bytes.withUnsafeBytes(\.count)
         guard count == Self.byteCount else {
@@ -41,8 +41,8 @@ public struct EncryptionKey: @unchecked Sendable {
     /// Whitespace around the text (the newline a file or `echo` adds) is ignored. Make a key with
     /// `openssl rand -base64 32`.
     ///
-    /// - Parameter base64Encoded: The key's 32 bytes in base64 (44 characters).
-    /// - Throws: ``StorageError`` of kind `.invalidConfiguration` if the text is not base64 or not 32 bytes. The
+    /// - Parameter text: The key's 32 bytes in base64 (44 characters).
+    /// - Throws: `StorageError` of kind `.invalidConfiguration` if the text is not base64 or not 32 bytes. The
     ///   message never repeats the text.
     public init(base64Encoded text: String) throws(StorageError) {
         guard let bytes = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {

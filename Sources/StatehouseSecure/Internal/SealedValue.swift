@@ -8,7 +8,7 @@ import Foundation
 /// ```
 ///
 /// The associated data is the format byte followed by the state key's UTF-8 in canonical composition (NFC, as
-/// ``FileStorage`` names its files): a value opens only under the key it was sealed for, in the format it was
+/// `FileStorage` names its files): a value opens only under the key it was sealed for, in the format it was
 /// sealed in. A later format gets another first byte; this one stays readable.
 enum SealedValue {
     static let format: UInt8 = 1
