@@ -26,7 +26,8 @@ import Statehouse
 /// own named after their SHA-256 (`<key>.unauthentic.<16 hex digits>`, so that different bytes never overwrite each
 /// other), and throws a `StorageError` of kind `.authenticationFailed` whose `keptAside` names that key. A
 /// container starts from its default, reports the error through `storageError`, and stays writable: the original
-/// bytes are safe aside.
+/// bytes are safe aside. They are kept as they were, still sealed: read them with a `FileStorage` on the same
+/// directory, under the `keptAside` key.
 ///
 /// ## Rotating the encryption key
 ///

@@ -41,7 +41,12 @@ public struct KeychainStorage: StateStorage {
         let status = SecItemCopyMatching(query as CFDictionary, &result)
         switch status {
         case errSecSuccess:
-            guard let data = result as? Data else { throw failure(errSecInternalError, .load, key) }
+            guard let data = result as? Data else {
+                throw StorageError(.io, key: key, operation: .load, message: """
+                    The Keychain item of \(String(reflecting: key)) (service \(String(reflecting: service))) holds no \
+                    data. Remove it, and save the value again.
+                    """)
+            }
             return data
         case errSecItemNotFound:
             return nil
@@ -83,11 +88,10 @@ public struct KeychainStorage: StateStorage {
     }
 
     private func failure(_ status: OSStatus, _ operation: StorageError.Operation, _ key: String) -> StorageError {
-        let explanation = SecCopyErrorMessageString(status, nil).map { $0 as String } ?? "OSStatus \(status)"
-        return StorageError(.io, key: key, operation: operation, message: """
+        StorageError(.io, key: key, operation: operation, message: """
             The Keychain could not \(operation.rawValue) the item of \(String(reflecting: key)) (service \
-            \(String(reflecting: service))): \(explanation). Check that the device is unlocked and that the app has \
-            the keychain entitlements it needs.
+            \(String(reflecting: service))): OSStatus \(status). Check that the device is unlocked and that the app \
+            has the keychain entitlements it needs.
             """, cause: NSError(domain: NSOSStatusErrorDomain, code: Int(status)))
     }
 }
