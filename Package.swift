@@ -10,11 +10,13 @@ let package = Package(
         .library(name: "StatehouseLogging", targets: ["StatehouseLogging"]),
         .library(name: "StatehouseSQLite", targets: ["StatehouseSQLite"]),
         .library(name: "StatehouseMetrics", targets: ["StatehouseMetrics"]),
+        .library(name: "StatehouseSecure", targets: ["StatehouseSecure"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         // `swift package generate-documentation`; a plugin only, nothing links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -72,6 +74,18 @@ let package = Package(
         // Another process on the same database: the other side of the SQLite two-process tests.
         .executableTarget(name: "StatehouseSQLiteWorker", dependencies: ["StatehouseSQLite", "StatehouseTestSupport"]),
         .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite", "StatehouseTestSupport", "StatehouseSQLiteWorker"]),
+        // Encrypted storage on swift-crypto (and the Keychain on Apple platforms); a module of its own so that the
+        // core depends on the toolchain only.
+        .target(
+            name: "StatehouseSecure",
+            dependencies: ["Statehouse", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // Writes to an encrypted container until killed: the child process of the secure storage's crash test.
+        .executableTarget(name: "StatehouseSecureCrashWriter", dependencies: ["StatehouseSecure"]),
+        .testTarget(
+            name: "StatehouseSecureTests",
+            dependencies: ["StatehouseSecure", "StatehouseTestSupport", "StatehouseSecureCrashWriter"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
