@@ -35,6 +35,8 @@ let package = Package(
         .executableTarget(name: "StatehouseCrashWriter", dependencies: ["Statehouse"]),
         // Ends a process with writes pending, by exit() inside a reducer or by SIGTERM: the exit tests' child.
         .executableTarget(name: "StatehouseExitWriter", dependencies: ["Statehouse"]),
+        // Another process changing a file storage: the other side of the file-watching tests.
+        .executableTarget(name: "StatehouseFileWorker", dependencies: ["Statehouse"]),
         // What the test targets share: a thread-safe recorder, polling with a deadline, finding helper executables.
         .target(name: "StatehouseTestSupport", dependencies: ["Statehouse"], path: "Tests/StatehouseTestSupport"),
         .testTarget(
@@ -42,13 +44,16 @@ let package = Package(
             // StatehouseTesting for its ManualClock, which drives the time-based effects' tests.
             dependencies: [
                 "Statehouse", "StatehouseTesting", "StatehouseTestSupport", "StatehouseCrashWriter",
-                "StatehouseExitWriter",
+                "StatehouseExitWriter", "StatehouseFileWorker",
             ]
         ),
         .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting", "StatehouseTestSupport"]),
         .testTarget(name: "StatehouseLoggingTests", dependencies: ["StatehouseLogging"]),
         // Another process on the same database: the other side of the SQLite two-process tests.
-        .executableTarget(name: "StatehouseSQLiteWorker", dependencies: ["StatehouseSQLite", "StatehouseTestSupport"]),
+        .executableTarget(
+            name: "StatehouseSQLiteWorker",
+            dependencies: ["StatehouseSQLite", "StatehouseTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite", "StatehouseTestSupport", "StatehouseSQLiteWorker"]),
     ],
     swiftLanguageModes: [.v6]
