@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import Statehouse
-import Synchronization
 
 /// The commits to one database, as this process's followers learn of them: one per database file, shared by every
 /// ``SQLiteStorage`` key and every ``DatabaseChangeMonitor`` that watches it.
@@ -15,18 +14,24 @@ final class DatabaseWatch: Sendable {
     private let path: String
     private let connection: DatabaseQueue
     private let decisions: Locked<DatabaseChangeCheck>
-    private let subscribers = Locked<(last: UInt64, callbacks: [UInt64: @Sendable () -> Void])>((0, [:]))
+    private let subscribers: Subscribers
     /// The watch of the database's files, or why there is none.
     private let files = Locked<Result<StorageWatch, FileWatchFailure>>(
         .failure(FileWatchFailure(description: "watching was not asked for"))
     )
     /// Checks run here, one at a time.
     private let queue = DispatchQueue(label: "Statehouse.databaseWatch")
-    /// Set when the watch goes away, so that a check waiting for the writer gives up.
-    private let closed: ClosedFlag
 
-    private final class ClosedFlag: Sendable {
-        let value = Atomic(false)
+    /// Who to tell; an object of its own, so that a check waiting for the writer can give up once nobody follows.
+    private final class Subscribers: Sendable {
+        let callbacks = Locked<(last: UInt64, byID: [UInt64: @Sendable () -> Void])>((0, [:]))
+
+        /// Whether to go on waiting for the writer, after `tries` waits: as long as someone follows; before anyone
+        /// does (the baseline), for about 10 seconds, as the storage's own connections do.
+        func keepWaiting(after tries: Int) -> Bool {
+            let (following, everFollowed) = callbacks.withLock { (!$0.byID.isEmpty, $0.last > 0) }
+            return following || (!everFollowed && tries < 5_000)
+        }
     }
 
     /// The watch of the database at `path` that the process shares, made if needed.
@@ -56,16 +61,18 @@ final class DatabaseWatch: Sendable {
     init(path: String, pushing: Bool) throws(StorageError) {
         guard DatabaseMark.identity(of: path) != nil else { throw Self.missing(path) }
         self.path = path
-        let closed = ClosedFlag()
-        self.closed = closed
+        let subscribers = Subscribers()
+        self.subscribers = subscribers
         // Waiting for the writer takes the write lock, which needs a writable database.
         let writable = access(path, W_OK) == 0
         var configuration = Configuration()
         configuration.readonly = !(pushing && writable)
         configuration.label = "Statehouse.databaseWatch"
-        // A writer holds its lock for a commit's few milliseconds: look often, so that confirming adds little.
+        // A writer holds its lock for a commit's few milliseconds: look often, so that confirming adds little. A
+        // writer that holds it for long (an open transaction in an sqlite3 shell) is waited for as long as someone
+        // follows: nothing can be confirmed before it commits anyway.
         configuration.busyMode = .callback { tries in
-            guard !closed.value.load(ordering: .relaxed) else { return false }
+            guard subscribers.keepWaiting(after: tries) else { return false }
             usleep(tries < 50 ? 200 : 2_000)
             return true
         }
@@ -107,19 +114,18 @@ final class DatabaseWatch: Sendable {
     }
 
     deinit {
-        closed.value.store(true, ordering: .relaxed)
         if case .success(let watch) = files.withLock({ $0 }) { watch.cancel() }
     }
 
     /// Calls `onChange` (on the watch's queue) after each change confirmed from now on.
     func subscribe(_ onChange: @escaping @Sendable () -> Void) -> StorageWatch {
-        let id = subscribers.withLock { subscribers in
+        let id = subscribers.callbacks.withLock { subscribers in
             subscribers.last += 1
-            subscribers.callbacks[subscribers.last] = onChange
+            subscribers.byID[subscribers.last] = onChange
             return subscribers.last
         }
         // The subscription holds the watch: it lasts as long as someone follows the database.
-        return StorageWatch { [self] in _ = subscribers.withLock { $0.callbacks.removeValue(forKey: id) } }
+        return StorageWatch { [self] in _ = subscribers.callbacks.withLock { $0.byID.removeValue(forKey: id) } }
     }
 
     /// Looks for a change now, or after the check already queued. `waitingForWriter`: first wait for a commit in
@@ -135,7 +141,7 @@ final class DatabaseWatch: Sendable {
         guard let mark = try? Self.mark(of: path, in: connection, waitingForWriter: waits),
             decisions.withLock({ $0.read(mark) })
         else { return }
-        for callback in subscribers.withLock({ Array($0.callbacks.values) }) { callback() }
+        for callback in subscribers.callbacks.withLock({ Array($0.byID.values) }) { callback() }
     }
 
     private static func mark(of path: String, in connection: DatabaseQueue, waitingForWriter: Bool) throws -> DatabaseMark {

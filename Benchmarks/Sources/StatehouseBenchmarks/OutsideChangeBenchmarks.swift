@@ -30,8 +30,8 @@ func runOutsideWriter(kind: String, place: String) throws -> Never {
         guard parts.count == 2 else { break }
         let started = monotonicNanoseconds()
         try storage.save(Data(parts[1].utf8), key: String(parts[0]))
-        print("\(started) \(monotonicNanoseconds())")
-        fflush(stdout)
+        // Unbuffered, unlike `print` into a pipe: the other side waits for this line.
+        FileHandle.standardOutput.write(Data("\(started) \(monotonicNanoseconds())\n".utf8))
     }
     exit(0)
 }
@@ -93,13 +93,14 @@ private struct Row {
     var calls: [Double] = []
     var lost = 0
 
+    /// `pauses`: the longest random pause before each change. Longer than the polling interval for a polled row,
+    /// so that its changes land at every phase of a poll, not just after one.
     static func measure(
-        _ label: String, arrivals: Arrivals, change: (Int) -> (started: UInt64, finished: UInt64)
+        _ label: String, arrivals: Arrivals, pauses: Double = 0.1, change: (Int) -> (started: UInt64, finished: UInt64)
     ) -> Row {
         var row = Row(label: label)
         for value in 1...changesPerRow {
-            // A random pause, so that changes land at every phase of a poll, not just after one.
-            Thread.sleep(forTimeInterval: Double.random(in: 0...0.1))
+            Thread.sleep(forTimeInterval: Double.random(in: 0...pauses))
             let (started, finished) = change(value)
             guard let arrived = arrivals.wait(for: value) else {
                 row.lost += 1
@@ -140,7 +141,7 @@ private func outsideRows(kind: String, place: String, storage: any StateStorage)
         writer.save($0, key: "\(kind).watched")
     })
     let (polled, polledArrivals, polledToken) = follow("polled", .poll)
-    rows.append(Row.measure("another process → listener, `.poll` (250 ms)", arrivals: polledArrivals) {
+    rows.append(Row.measure("another process → listener, `.poll` (250 ms)", arrivals: polledArrivals, pauses: 0.3) {
         writer.save($0, key: "\(kind).polled")
     })
     let other: any StateStorage = kind == "sqlite" ? try SQLiteStorage(path: place) : FileStorage(directory: URL(fileURLWithPath: place))
@@ -167,7 +168,7 @@ func outsideChangeTable() throws {
     let databasePath = directory.appendingPathComponent("state.sqlite").path
     let file = try outsideRows(kind: "file", place: directory.path, storage: FileStorage(directory: directory))
     let sqlite = try outsideRows(kind: "sqlite", place: databasePath, storage: try SQLiteStorage(path: databasePath))
-    print("\n### Changes → a listener (\(changesPerRow) changes per row, random pauses of 0–100 ms)\n")
+    print("\n### Changes → a listener (\(changesPerRow) changes per row, random pauses of 0–100 ms, 0–300 ms when polled)\n")
     print("| path | storage | change → listener, p50 ms | p99 ms | the change's own call, p50 ms | p99 ms |")
     print("|---|---|---:|---:|---:|---:|")
     for row in file { print(row.line(storage: "file")) }
