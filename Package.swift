@@ -48,6 +48,8 @@ let package = Package(
         .executableTarget(name: "StatehouseCrashWriter", dependencies: ["Statehouse"]),
         // Ends a process with writes pending, by exit() inside a reducer or by SIGTERM: the exit tests' child.
         .executableTarget(name: "StatehouseExitWriter", dependencies: ["Statehouse"]),
+        // Another process changing a file storage: the other side of the file-watching tests.
+        .executableTarget(name: "StatehouseFileWorker", dependencies: ["Statehouse"]),
         // What the test targets share: a thread-safe recorder, polling with a deadline, finding helper executables,
         // and a swift-log handler that keeps what it is given.
         .target(
@@ -60,7 +62,7 @@ let package = Package(
             // StatehouseTesting for its ManualClock, which drives the time-based effects' tests.
             dependencies: [
                 "Statehouse", "StatehouseTesting", "StatehouseTestSupport", "StatehouseCrashWriter",
-                "StatehouseExitWriter",
+                "StatehouseExitWriter", "StatehouseFileWorker",
             ]
         ),
         .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting", "StatehouseTestSupport"]),
@@ -72,7 +74,10 @@ let package = Package(
             ]
         ),
         // Another process on the same database: the other side of the SQLite two-process tests.
-        .executableTarget(name: "StatehouseSQLiteWorker", dependencies: ["StatehouseSQLite", "StatehouseTestSupport"]),
+        .executableTarget(
+            name: "StatehouseSQLiteWorker",
+            dependencies: ["StatehouseSQLite", "StatehouseTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite", "StatehouseTestSupport", "StatehouseSQLiteWorker"]),
         // Encrypted storage on swift-crypto (and the Keychain on Apple platforms); a module of its own so that the
         // core depends on the toolchain only.

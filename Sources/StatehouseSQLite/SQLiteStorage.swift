@@ -64,13 +64,18 @@ public final class SQLiteStorage: StateStorage {
         }
     }
 
+    /// The open database, or why it could not be opened.
+    func openDatabase() throws(StorageError) -> DatabasePool {
+        try database.get()
+    }
+
     /// Runs `body` on the open database, throwing only `StorageError`s.
     private func perform<Result>(
         _ operation: StorageError.Operation,
         key: String?,
         _ body: (DatabasePool) throws -> Result
     ) throws(StorageError) -> Result {
-        let pool = try database.get()
+        let pool = try openDatabase()
         return try StorageError.catching(key: key, operation: operation, in: path) { try body(pool) }
     }
 
@@ -98,6 +103,14 @@ extension SQLiteStorage: TransactionalStorage {
     public func fingerprint(key: String) throws -> StorageFingerprint {
         let normalized = Row(key).key
         return try perform(.fingerprint, key: key) { try $0.read { db in try Self.fingerprint(of: normalized, in: db) } }
+    }
+
+    /// Exact: the row and its revision are read in one transaction.
+    public func loadWithFingerprint(key: String) throws -> (data: Data?, fingerprint: StorageFingerprint) {
+        let row = Row(key)
+        return try perform(.load, key: key) { database in
+            try database.read { db in (try row.value(in: db), try Self.fingerprint(of: row.key, in: db)) }
+        }
     }
 
     /// Exact: the revision is read in the transaction that saves.

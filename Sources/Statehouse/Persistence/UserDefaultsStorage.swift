@@ -9,7 +9,7 @@ public final class UserDefaultsStorage: StateStorage {
     /// The suite's name.
     public let suiteName: String
     // `UserDefaults` is documented as thread-safe, but not marked `Sendable` on every platform.
-    nonisolated(unsafe) private let defaults: UserDefaults
+    nonisolated(unsafe) let defaults: UserDefaults
 
     /// - Parameter suiteName: The suite to use; not `UserDefaults.globalDomain` or the app's own domain.
     public init(suiteName: String = "Statehouse") {
