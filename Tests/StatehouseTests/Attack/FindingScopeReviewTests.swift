@@ -181,6 +181,8 @@ struct FindingScopeReviewTests {
                     while checkersDone.load(ordering: .acquiring) < 4 {
                         let child = childScope(of: parent)
                         let grandchild = child.scope(state: \.count, action: { (value: Int) in CounterAction.set(value) })
+                        // Went backwards in 2 runs of 25 while a scope read through its parent before it followed and
+                        // its lagging copy after (fixed: a scope reads through its parent, following or not).
                         let now = (child: child.state.count, grandchild: grandchild.state)
                         if now.child < last.child || now.grandchild < last.grandchild {
                             bad.withLock { $0.append("round \(round): read \(now) after \(last)") }
