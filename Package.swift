@@ -39,7 +39,8 @@ let package = Package(
         .target(name: "StatehouseTestSupport", dependencies: ["Statehouse"], path: "Tests/StatehouseTestSupport"),
         .testTarget(
             name: "StatehouseTests",
-            // StatehouseTesting for its ManualClock, which drives the time-based effects' tests.
+            // StatehouseTesting for its ManualClock, which drives the time-based effects' tests, and the storage
+            // conformance suite.
             dependencies: [
                 "Statehouse", "StatehouseTesting", "StatehouseTestSupport", "StatehouseCrashWriter",
                 "StatehouseExitWriter",
@@ -49,7 +50,11 @@ let package = Package(
         .testTarget(name: "StatehouseLoggingTests", dependencies: ["StatehouseLogging"]),
         // Another process on the same database: the other side of the SQLite two-process tests.
         .executableTarget(name: "StatehouseSQLiteWorker", dependencies: ["StatehouseSQLite"]),
-        .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite", "StatehouseTestSupport", "StatehouseSQLiteWorker"]),
+        .testTarget(
+            name: "StatehouseSQLiteTests",
+            // StatehouseTesting for the storage conformance suite.
+            dependencies: ["StatehouseSQLite", "StatehouseTesting", "StatehouseTestSupport", "StatehouseSQLiteWorker"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
