@@ -15,26 +15,37 @@ import Statehouse
 public final class SQLiteStorage: StateStorage {
     /// The database file.
     public let path: String
-    private let database: DatabasePool
+    /// The open database, or why it could not be opened: every operation then throws that.
+    private let database: Result<DatabasePool, StorageError>
 
     /// Opens (or creates) the database at `path`.
     ///
-    /// - Throws: `StorageError` if the file cannot be created or opened, or is not a database.
-    public init(path: String) throws(StorageError) {
+    /// - Throws: `StorageError` (kind `.invalidConfiguration`, operation `.open`) if the file cannot be
+    ///   created or opened, or is not a database.
+    public convenience init(path: String) throws(StorageError) {
+        self.init(opening: path)
+        _ = try database.get()
+    }
+
+    /// Opens the database at `path`, keeping the failure for every operation to throw.
+    init(opening path: String) {
         self.path = path
         do {
-            database = try SharedDatabase.openPool(at: path)
-            try Self.migrator.migrate(database)
-        } catch let error as StorageError {
-            throw error
+            let pool = try SharedDatabase.openPool(at: path)
+            try Self.migrator.migrate(pool)
+            database = .success(pool)
         } catch {
-            throw StorageError(.io, key: nil, message: "Could not open the SQLite database at \(path): \(error).")
+            database = .failure(StorageError(
+                .invalidConfiguration, key: nil, operation: .open,
+                message: "Could not open the SQLite database at \(path): \(error). Check the path and its permissions.",
+                cause: error
+            ))
         }
     }
 
     public func load(key: String) throws -> Data? {
         let row = Row(key)
-        return try database.read { db in try row.value(in: db) }
+        return try perform(.load, key: key) { try $0.read { db in try row.value(in: db) } }
     }
 
     public func save(_ data: Data, key: String) throws {
@@ -43,12 +54,29 @@ public final class SQLiteStorage: StateStorage {
 
     public func remove(key: String) throws {
         let row = Row(key)
-        try database.write { db in try row.remove(in: db) }
+        try perform(.remove, key: key) { try $0.write { db in try row.remove(in: db) } }
     }
 
     /// Every key with stored data.
     public func keys() throws -> [String] {
-        try database.read { db in try String.fetchAll(db, sql: "SELECT key FROM statehouse_state ORDER BY key") }
+        try perform(.load, key: nil) { database in
+            try database.read { db in try String.fetchAll(db, sql: "SELECT key FROM statehouse_state ORDER BY key") }
+        }
+    }
+
+    /// The open database, or why it could not be opened.
+    func openDatabase() throws(StorageError) -> DatabasePool {
+        try database.get()
+    }
+
+    /// Runs `body` on the open database, throwing only `StorageError`s.
+    private func perform<Result>(
+        _ operation: StorageError.Operation,
+        key: String?,
+        _ body: (DatabasePool) throws -> Result
+    ) throws(StorageError) -> Result {
+        let pool = try openDatabase()
+        return try StorageError.catching(key: key, operation: operation, in: path) { try body(pool) }
     }
 
     private static var migrator: DatabaseMigrator {
@@ -73,16 +101,26 @@ public final class SQLiteStorage: StateStorage {
 extension SQLiteStorage: TransactionalStorage {
     /// The key's revision, new at every save (absent once the key is removed).
     public func fingerprint(key: String) throws -> StorageFingerprint {
-        let key = Row(key).key
-        return try database.read { db in try Self.fingerprint(of: key, in: db) }
+        let normalized = Row(key).key
+        return try perform(.fingerprint, key: key) { try $0.read { db in try Self.fingerprint(of: normalized, in: db) } }
+    }
+
+    /// Exact: the row and its revision are read in one transaction.
+    public func loadWithFingerprint(key: String) throws -> (data: Data?, fingerprint: StorageFingerprint) {
+        let row = Row(key)
+        return try perform(.load, key: key) { database in
+            try database.read { db in (try row.value(in: db), try Self.fingerprint(of: row.key, in: db)) }
+        }
     }
 
     /// Exact: the revision is read in the transaction that saves.
     public func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
         let row = Row(key)
-        return try database.write { db in
-            try row.store(data, in: db)
-            return try Self.fingerprint(of: row.key, in: db)
+        return try perform(.save, key: key) { database in
+            try database.write { db in
+                try row.store(data, in: db)
+                return try Self.fingerprint(of: row.key, in: db)
+            }
         }
     }
 
@@ -91,18 +129,20 @@ extension SQLiteStorage: TransactionalStorage {
     /// fail to upgrade when another process wrote meanwhile.)
     public func transact(key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint {
         let row = Row(key)
-        return try database.writeWithoutTransaction { db in
-            var fingerprint = StorageFingerprint.absent
-            try db.inTransaction(.immediate) {
-                if let data = try transform(try row.value(in: db)) {
-                    try row.store(data, in: db)
-                } else {
-                    try row.remove(in: db)
+        return try perform(.transact, key: key) { database in
+            try database.writeWithoutTransaction { db in
+                var fingerprint = StorageFingerprint.absent
+                try db.inTransaction(.immediate) {
+                    if let data = try transform(try row.value(in: db)) {
+                        try row.store(data, in: db)
+                    } else {
+                        try row.remove(in: db)
+                    }
+                    fingerprint = try Self.fingerprint(of: row.key, in: db)
+                    return .commit
                 }
-                fingerprint = try Self.fingerprint(of: row.key, in: db)
-                return .commit
+                return fingerprint
             }
-            return fingerprint
         }
     }
 
@@ -115,14 +155,11 @@ extension SQLiteStorage: TransactionalStorage {
 extension StateStorage where Self == SQLiteStorage {
     /// A storage in the SQLite database at `path`, created if needed.
     ///
-    /// A database that cannot be opened stops the program with the reason; use `try SQLiteStorage(path:)` to handle
-    /// the error instead.
+    /// A database that cannot be opened does not stop the program: every operation of the storage throws the
+    /// reason, so a container on it starts from its default, writes nothing, and says why in its `storageError`.
+    /// Use `try SQLiteStorage(path:)` to handle the error where the storage is made.
     public static func sqlite(path: String) -> SQLiteStorage {
-        do {
-            return try SQLiteStorage(path: path)
-        } catch {
-            fatalError("Statehouse: \(error.message) Use `try SQLiteStorage(path:)` to handle this error.")
-        }
+        SQLiteStorage(opening: path)
     }
 }
 

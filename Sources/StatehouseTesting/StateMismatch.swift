@@ -14,7 +14,8 @@ struct StateMismatch {
         exhaustive: Bool,
         asserted: Bool
     ) {
-        let action = ValueDescription.line(step.action.action)
+        // Described only on failure: a description is built by reflection, and costs more than the whole step.
+        var action: String { ValueDescription.line(step.action.action) }
         if expected != step.after {
             message = """
                 The state after \(action) is not what the test expected (− expected, + actual):

@@ -17,7 +17,7 @@ struct SQLiteConformanceTests {
     static let crashWriter = StorageConformance.CrashWriter(
         executable: helperExecutable(named: "StatehouseSQLiteWorker")
     ) { place, key, parent in
-        [database(in: place), key, "count", String(parent)]
+        [database(in: place), key, "crash", String(parent)]
     }
 
     @Test(arguments: StorageConformance.checks + [.crashAtomicity(writer: crashWriter)])

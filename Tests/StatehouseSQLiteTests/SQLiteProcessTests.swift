@@ -171,3 +171,39 @@ struct DatabaseChangeMonitorTests {
     }
 }
 
+
+@Suite("SQLite: a store migrated by another process", .serialized)
+struct SQLiteStoreMigrationProcessTests {
+    @Test func aStoreMigratedFromVersionOneToThreeByAnotherProcessIsFollowedHere() async throws {
+        let database = TemporaryDatabase()
+        let storage = try SQLiteStorage(path: database.path)
+        try storage.save(Data(#"{"value":{"name":"Ada"},"version":1}"#.utf8), key: "migration.profile")
+        let follower = Store(
+            initialState: VisitorProfile(fullName: "", visits: 0), key: "migration.profile", storage: storage,
+            externalChanges: .poll(every: .milliseconds(20)), reducer: visitorReducer
+        )
+        // Loaded and migrated in memory; nothing written yet.
+        #expect(follower.state == VisitorProfile(fullName: "Ada", visits: 0))
+        let seen = Recorder<VisitorProfile>()
+        let token = follower.subscribe { seen.append($0) }
+        // The other process loads version 1 too, migrates it, applies three visits and stores version 3.
+        let worker = try Worker(database: database, key: "migration.profile", "visit", "3")
+        #expect(worker.finish())
+        #expect(await eventually { follower.state == VisitorProfile(fullName: "Ada", visits: 3) })
+        let stored = try #require(try storage.load(key: "migration.profile"))
+        #expect(String(decoding: stored, as: UTF8.self) == #"{"value":{"fullName":"Ada","visits":3},"version":3}"#)
+        // The follower goes on from the other process's state.
+        follower.dispatch(.visit)
+        try follower.flush()
+        let after = try JSONDecoder().decode(StoredProfile.self, from: try #require(try storage.load(key: "migration.profile")))
+        #expect(after.version == 3 && after.value == VisitorProfile(fullName: "Ada", visits: 4))
+        #expect(seen.elements.first == VisitorProfile(fullName: "Ada", visits: 0))
+        token.cancel()
+    }
+}
+
+/// How a `VisitorProfile` is stored.
+private struct StoredProfile: Decodable {
+    var version: Int
+    var value: VisitorProfile
+}

@@ -33,7 +33,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// cancellation instead of a few hundred.
     @usableFromInline let removeListener: @Sendable (StateContainer<Value>, ContainerSubscription<Value>) -> Void
     /// For a persisted container: what writes its value to its storage.
-    @usableFromInline let persistence: StatePersistence<Value>?
+    @usableFromInline let persistence: (any Persisting<Value>)?
     /// The thread running an ``update(_:)`` body, 0 when none: a thread that finds the lock taken checks it, to
     /// stop a body that uses its own container with a message instead of a deadlock.
     @usableFromInline let updatingThread = Atomic<UInt>(0)
@@ -50,7 +50,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     }
 
     @inlinable
-    init(_ initialValue: Value, key: String, persistence: StatePersistence<Value>?) {
+    init(_ initialValue: Value, key: String, persistence: (any Persisting<Value>)?) {
         self.key = key
         self.state = Locked(ContainerState(value: initialValue))
         self.keyRegistration = KeyRegistry.shared.register(key)
@@ -74,6 +74,19 @@ public final class StateContainer<Value: Sendable>: Sendable {
     public var value: Value {
         registrar.accessed()
         return locked { $0.value }
+    }
+
+    /// How many times the value has changed since the container was created.
+    ///
+    /// Each ``modify(_:)``, ``update(_:)`` and ``didModify()`` counts one, and so does each value taken from storage
+    /// after another process changed it; the count grows under the same lock as the change. Listeners can be called
+    /// fewer times than that, since changes that queue up while a listener runs are coalesced (see ``Delivery``): a
+    /// listener that must count every change reads this in each call and counts the difference from what it read in
+    /// its previous call. The last change always gets a call of its own, so such a tally ends exact.
+    ///
+    /// - Complexity: O(1).
+    public var changeCount: UInt64 {
+        locked { $0.changeCount }
     }
 
     /// Replaces the value, then notifies the listeners.
@@ -145,7 +158,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
         let (result, snapshot) = registrar.changing {
             locked(forUpdate: forUpdate) { state in
                 let result = body(&state)
-                return (result, StatePersistence.Snapshot(value: state.value, count: state.changeCount))
+                return (result, PersistedSnapshot(value: state.value, count: state.changeCount))
             }
         }
         persistence?.changed(snapshot.value, count: snapshot.count)

@@ -36,8 +36,10 @@ public struct FileStorage: StateStorage {
     }
 
     public func load(key: String) throws -> Data? {
-        if let data = try read(fileURL(for: key)) { return data }
-        return try legacyFileURL(for: key).flatMap(read)
+        try StorageError.catching(key: key, operation: .load, in: directory.path) {
+            if let data = try read(fileURL(for: key)) { return data }
+            return try legacyFileURL(for: key).flatMap(read)
+        }
     }
 
     public func save(_ data: Data, key: String) throws {
@@ -45,16 +47,18 @@ public struct FileStorage: StateStorage {
     }
 
     public func remove(key: String) throws {
-        var removed = false
-        for url in [fileURL(for: key), legacyFileURL(for: key)].compactMap(\.self) {
-            if unlink(url.path) == 0 {
-                removed = true
-            } else if errno != ENOENT {
-                throw posixError("remove the file of \(String(reflecting: key))")
+        try StorageError.catching(key: key, operation: .remove, in: directory.path) {
+            var removed = false
+            for url in [fileURL(for: key), legacyFileURL(for: key)].compactMap(\.self) {
+                if unlink(url.path) == 0 {
+                    removed = true
+                } else if errno != ENOENT {
+                    throw posixError("remove \(url.lastPathComponent)")
+                }
             }
+            // Nothing to make durable when nothing was there (the directory may not even exist yet).
+            if removed { try syncDirectory() }
         }
-        // Nothing to make durable when nothing was there (the directory may not even exist yet).
-        if removed { try syncDirectory() }
     }
 
     /// The file holding `key`'s data.
@@ -66,6 +70,11 @@ public struct FileStorage: StateStorage {
         // ASCII is its own canonical composition: skip the (costly) normalization for the usual keys.
         let normalized = key.utf8.allSatisfy { $0 < 0x80 } ? key : key.precomposedStringWithCanonicalMapping
         return encodedName(of: normalized, keeping: { $0 != .uppercase })
+    }
+
+    /// The names `key`'s file may have: the current encoding's, and the first encoding's if it differs.
+    static func fileNames(for key: String) -> Set<String> {
+        [fileName(for: key), encodedName(of: key, keeping: { _ in true })]
     }
 
     /// The file a key had under the first encoding, if it differs from the current one and is there under exactly
@@ -122,7 +131,7 @@ public struct FileStorage: StateStorage {
         key.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
     }
 
-    private func createDirectoryIfNeeded() throws {
+    func createDirectoryIfNeeded() throws {
         try FileManager.default.createDirectory(
             at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
         )
@@ -168,9 +177,8 @@ public struct FileStorage: StateStorage {
         guard fsync(descriptor) == 0 else { throw posixError("flush the directory to disk") }
     }
 
-    private func posixError(_ what: String) -> StorageError {
-        let code = errno
-        return StorageError(.io, key: nil, message: "Could not \(what) in \(directory.path): \(String(cString: strerror(code))).")
+    private func posixError(_ what: String) -> SystemCallFailure {
+        SystemCallFailure(what: what, code: errno)
     }
 }
 
@@ -178,17 +186,43 @@ extension FileStorage: ChangeDetectingStorage {
     /// The file's inode, size and modification time: every save renames a new file into place, so the inode alone
     /// changes on every save, even within one clock tick.
     public func fingerprint(key: String) throws -> StorageFingerprint {
-        var info = stat()
-        guard stat(fileURL(for: key).path, &info) == 0 else {
-            guard errno == ENOENT else { throw posixError("inspect the file of \(String(reflecting: key))") }
-            return .absent
+        try StorageError.catching(key: key, operation: .fingerprint, in: directory.path) {
+            var info = stat()
+            guard stat(fileURL(for: key).path, &info) == 0 else {
+                guard errno == ENOENT else { throw posixError("inspect \(fileURL(for: key).lastPathComponent)") }
+                return .absent
+            }
+            return Self.fingerprint(of: info)
         }
-        return Self.fingerprint(of: info)
+    }
+
+    /// Exact: the fingerprint is that of the open file the data is read from, so a save renaming another file into
+    /// place meanwhile is not mistaken for the data read. (A file under the first encoding has the fingerprint
+    /// ``fingerprint(key:)`` gives it: absent.)
+    public func loadWithFingerprint(key: String) throws -> (data: Data?, fingerprint: StorageFingerprint) {
+        try StorageError.catching(key: key, operation: .load, in: directory.path) {
+            let url = fileURL(for: key)
+            let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                guard errno == ENOENT else { throw posixError("open \(url.lastPathComponent)") }
+                return (try legacyFileURL(for: key).flatMap(read), .absent)
+            }
+            let file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw posixError("inspect \(url.lastPathComponent)") }
+            return (try file.readToEnd() ?? Data(), Self.fingerprint(of: info))
+        }
     }
 
     /// Exact: the fingerprint is read from the new file before it is renamed into place (a rename keeps the inode,
     /// size and modification time), so a file another process renames over it afterwards never passes for ours.
     public func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
+        try StorageError.catching(key: key, operation: .save, in: directory.path) {
+            try saveDurably(data, key: key)
+        }
+    }
+
+    private func saveDurably(_ data: Data, key: String) throws -> StorageFingerprint {
         try createDirectoryIfNeeded()
         let target = fileURL(for: key)
         let temporary = directory.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
@@ -215,6 +249,14 @@ extension FileStorage: ChangeDetectingStorage {
             Int64(modified.tv_sec), Int64(modified.tv_nsec),
         ])
     }
+}
+
+/// A system call that failed, with what it was doing; the cause of the `StorageError` a file storage throws.
+struct SystemCallFailure: Error, CustomStringConvertible {
+    let what: String
+    let code: Int32
+
+    var description: String { "\(what) failed: \(String(cString: strerror(code)))" }
 }
 
 extension StateStorage where Self == FileStorage {

@@ -11,7 +11,7 @@ extension StateContainer where Value: Codable {
     /// - The stored value under `key` is loaded now; with nothing stored, the container starts from `defaultValue`.
     /// - Stored bytes that do not decode (a corrupt file, a type that changed) are not fatal and not lost: the
     ///   container starts from `defaultValue`, the bytes are kept under a key of their own
-    ///   (`<key>.undecodable.<milliseconds>`), and ``storageError`` says so. If they cannot be kept aside, or the
+    ///   (`<key>.undecodable.<milliseconds>-<random>`), and ``storageError`` says so. If they cannot be kept aside, or the
     ///   storage cannot be read, the container does not write either, so it never overwrites data it did not read.
     /// - Changes are written as `writes` says: coalesced by default (see ``WritePolicy``). ``flush()`` writes now;
     ///   deallocation and a normal exit write what is pending.
@@ -23,53 +23,41 @@ extension StateContainer where Value: Codable {
     ///   - key: The state's name, and its entry in `storage`.
     ///   - storage: Where the value lives.
     ///   - writes: When changes are written.
-    ///   - externalChanges: On a ``ChangeDetectingStorage`` (files, SQLite), whether and how often to look for
-    ///     changes others made, to reload and notify the listeners. Polls four times a second by default.
+    ///   - externalChanges: On a ``ChangeDetectingStorage`` (files, SQLite), whether and how to follow changes
+    ///     others made, to reload and notify the listeners. By default the storage says when they happen
+    ///     (``ExternalChanges/watch``), with a poll every 5 seconds as the safety net.
     public convenience init(
         _ defaultValue: Value,
         key: String,
         storage: some StateStorage,
         writes: WritePolicy = .coalesced,
-        externalChanges: ExternalChanges = .poll
+        externalChanges: ExternalChanges = .watch
     ) {
         self.init(
-            defaultValue, key: key, storage: storage, writes: writes, externalChanges: externalChanges,
-            decode: { try JSONDecoder().decode(Value.self, from: $0) },
-            encode: { value in
-                (value as? any OptionalValue)?.isNil == true ? nil : try JSONEncoder.statehouse.encode(value)
-            }
+            defaultValue, key: key, storage: storage, codec: .json, writes: writes, externalChanges: externalChanges
         )
-    }
-}
-
-extension StateContainer where Value: Codable {
-    /// The wiring every persisted container shares: load with `decode`, write with `encode` (`nil`: remove).
-    convenience init(
-        _ defaultValue: Value,
-        key: String,
-        storage: some StateStorage,
-        writes: WritePolicy,
-        externalChanges: ExternalChanges,
-        decode: @escaping @Sendable (Data) throws -> Value,
-        encode: @escaping @Sendable (Value) throws -> Data?
-    ) {
-        let loaded = LoadedValue(key: key, storage: storage, default: defaultValue, decode: decode)
-        let persistence = StatePersistence<Value>(
-            storage: storage, key: key, initialValue: loaded.value, policy: writes, canWrite: loaded.canWrite,
-            externalChanges: externalChanges, decode: decode, encode: encode
-        )
-        self.init(loaded.value, key: key, persistence: persistence)
-        persistence.attach(StatePersistence.Owner(
-            changeCount: { [weak self] in self?.state.withLockIfAvailable { $0.changeCount } },
-            takeStoredValue: { [weak self] value, count, refused in
-                if self?.takeStoredValue(value, ifUnchangedSince: count) == false { refused() }
-            }
-        ))
-        if let error = loaded.error { persistence.lastError.modify(error) }
     }
 }
 
 extension StateContainer {
+    /// The wiring every persisted container shares; `clock` times coalesced writes and outside-change checks.
+    convenience init(
+        _ defaultValue: Value,
+        key: String,
+        storage: some StateStorage,
+        codec: StateCodec<Value>,
+        writes: WritePolicy,
+        externalChanges: ExternalChanges,
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
+        let (value, persistence) = StatePersistence.load(
+            key: key, storage: storage, default: defaultValue, codec: codec, writes: writes,
+            externalChanges: externalChanges, clock: clock
+        )
+        self.init(value, key: key, persistence: persistence)
+        persistence.start(owner: self)
+    }
+
     /// `update` on a ``TransactionalStorage``: starts from the stored value and stores the result in one transaction,
     /// so that updates from other processes are never lost. A local change not yet written is newer than the stored
     /// value: then the update starts from the value in memory. `nil` if the transaction could not run: the caller
@@ -77,7 +65,7 @@ extension StateContainer {
     @usableFromInline
     func updateInTransaction<Result: Sendable, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result,
-        _ persistence: StatePersistence<Value>
+        _ persistence: any Persisting<Value>
     ) -> (Swift.Result<Result, Failure>, DeliveryRound<Value>?)? {
         var outcome: (Swift.Result<Result, Failure>, DeliveryRound<Value>?)?
         let applied = persistence.updateInTransaction { stored in
@@ -85,7 +73,7 @@ extension StateContainer {
                 locked(forUpdate: true) { state in
                     let pending = persistence.hasPendingChange(ownerCount: state.changeCount)
                     let (result, round) = whileUpdating { state.update(startingFrom: pending ? nil : stored, body) }
-                    return (result, round, StatePersistence.Snapshot(value: state.value, count: state.changeCount))
+                    return (result, round, PersistedSnapshot(value: state.value, count: state.changeCount))
                 }
             }
             outcome = (result, round)
@@ -93,22 +81,25 @@ extension StateContainer {
         }
         return applied ? outcome : nil
     }
+}
 
-    /// Shows a value another process stored, if this container has not changed since `count` (a local change made
-    /// meanwhile is newer, and wins): listeners are told, nothing is written back.
-    /// - Returns: Whether the value was taken.
-    @discardableResult
-    func takeStoredValue(_ newValue: Value, ifUnchangedSince count: UInt64) -> Bool {
+extension StateContainer: PersistenceOwner {
+    func currentChangeCount() -> UInt64? {
+        state.withLockIfAvailable { $0.changeCount }
+    }
+
+    /// Shows a value another process stored, if this container has not changed since `count`: listeners are told,
+    /// nothing is written back.
+    func takeStoredValue(_ newValue: Value, ifUnchangedSince count: UInt64, refused: @escaping @Sendable () -> Void) {
         let taken = registrar.changing {
             state.withLock { state -> (DeliveryRound<Value>?, UInt64)? in
                 guard state.changeCount == count else { return nil }
                 return (state.replace(with: newValue), state.changeCount)
             }
         }
-        guard let (round, newCount) = taken else { return false }
+        guard let (round, newCount) = taken else { return refused() }
         persistence?.tookStoredValue(newValue, count: newCount)
         if let round { deliver(round) }
-        return true
     }
 }
 
@@ -124,64 +115,5 @@ extension StateContainer {
     /// `nil` for a container without storage.
     public var storageError: StateContainer<StorageError?>? {
         persistence?.lastError
-    }
-}
-
-/// The value a persisted container starts from, and what went wrong getting it.
-struct LoadedValue<Value: Codable> {
-    var value: Value
-    var error: StorageError?
-    /// `false` when the stored data could neither be read nor kept aside: writing would destroy it.
-    var canWrite = true
-
-    /// Loads `key` from `storage`, decoding with `decode` (plain JSON by default).
-    init(
-        key: String,
-        storage: some StateStorage,
-        default defaultValue: Value,
-        decode: (Data) throws -> Value = { try JSONDecoder().decode(Value.self, from: $0) }
-    ) {
-        value = defaultValue
-        let data: Data
-        do {
-            guard let stored = try storage.load(key: key) else { return }
-            data = stored
-        } catch let error as StorageError where error.keptAside != nil {
-            // The storage moved the bytes it could not use out of the way itself (sealed data that failed its
-            // authentication, say): writing can no longer destroy them.
-            self.error = error
-            return
-        } catch {
-            self.error = StorageError(.io, key: key, operation: .load, message: """
-                Could not read \(String(reflecting: key)): \(error). The container starts from its default and \
-                will not write, so that it does not overwrite data it could not read. Fix the storage and restart.
-                """, cause: error)
-            canWrite = false
-            return
-        }
-        do {
-            value = try decode(data)
-        } catch {
-            let kept: String
-            do {
-                kept = "kept under \(String(reflecting: try storage.setAside(data, from: key)))"
-            } catch {
-                kept = "could not be kept aside (\(error)), so the container will not write over it"
-                canWrite = false
-            }
-            self.error = StorageError(.undecodable, key: key, message: """
-                The data stored under \(String(reflecting: key)) is not a \(Value.self): \(error). The container \
-                starts from its default; the data was \(kept). Migrate or remove it.
-                """)
-        }
-    }
-}
-
-extension JSONEncoder {
-    /// Sorted keys, so that equal values give equal bytes.
-    static var statehouse: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return encoder
     }
 }

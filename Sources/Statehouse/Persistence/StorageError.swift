@@ -30,6 +30,8 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
     /// What the storage was doing when it failed.
     public enum Operation: String, Sendable, Equatable {
         case open, load, save, remove, transact, fingerprint, encode, decode
+        /// Starting to watch for changes others make (``ChangeNotifyingStorage``).
+        case watch
     }
 
     public let kind: Kind
@@ -68,5 +70,46 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
     public static func == (lhs: StorageError, rhs: StorageError) -> Bool {
         lhs.kind == rhs.kind && lhs.key == rhs.key && lhs.operation == rhs.operation && lhs.message == rhs.message
             && lhs.keptAside == rhs.keptAside && lhs.cause.map { "\($0)" } == rhs.cause.map { "\($0)" }
+    }
+}
+
+extension StorageError {
+    /// Runs `body`, a storage's own work on `key`, and throws what fails as a `StorageError`: an error that is one
+    /// already passes unchanged; any other becomes an ``Kind/io`` error for `key` and `operation`, kept as its
+    /// ``cause``.
+    ///
+    /// For storages of your own, so that they throw only `StorageError`, as Statehouse's do:
+    ///
+    /// ```swift
+    /// public func load(key: String) throws -> Data? {
+    ///     try StorageError.catching(key: key, operation: .load) { try client.get(key) }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The state key the storage works on, if any.
+    ///   - operation: What the storage does.
+    ///   - place: Where the storage keeps its data (a directory, a database), for the message.
+    ///   - body: The storage's work.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, as a `StorageError`.
+    public static func catching<Result>(
+        key: String?,
+        operation: Operation,
+        in place: String? = nil,
+        _ body: () throws -> Result
+    ) throws(StorageError) -> Result {
+        do {
+            return try body()
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            let subject = key.map { " \(String(reflecting: $0))" } ?? ""
+            let location = place.map { " in \($0)" } ?? ""
+            throw StorageError(
+                .io, key: key, operation: operation,
+                message: "Could not \(operation.rawValue)\(subject)\(location): \(error).", cause: error
+            )
+        }
     }
 }

@@ -4,16 +4,18 @@ extension Store where State: Codable {
     /// Creates a store whose state is loaded from `storage` and saved after every action that changed it.
     ///
     /// Loading, saving, bad data and failures behave as for a persisted container; see
-    /// <doc:PersistingState>.
+    /// <doc:PersistingState>. An optional `State` that becomes `nil` removes the stored entry; a ``VersionedState``
+    /// is stored in its versioned envelope and migrated when older.
     ///
     /// - Parameters:
     ///   - initialState: The state when nothing (decodable) is stored.
     ///   - key: The state's entry in `storage`.
     ///   - storage: Where the state lives.
     ///   - writes: When changes are written.
-    ///   - externalChanges: On a ``ChangeDetectingStorage`` (files, SQLite), whether and how often to look for
-    ///     changes others made; the state stored by another process replaces this store's state (subscribers are
-    ///     told, nothing is written back, no action is recorded). Polls four times a second by default.
+    ///   - externalChanges: On a ``ChangeDetectingStorage`` (files, SQLite), whether and how to follow changes
+    ///     others made; the state stored by another process replaces this store's state (subscribers are told,
+    ///     nothing is written back, no action is recorded). By default the storage says when they happen
+    ///     (``ExternalChanges/watch``), with a poll every 5 seconds as the safety net.
     ///   - reducer: Applies an action to the state, and says what to do next.
     ///   - middleware: Sees every action before the reducer, the first outermost.
     @_disfavoredOverload  // as for the store without storage: reducers that return nothing pick the `Void` variant
@@ -22,32 +24,14 @@ extension Store where State: Codable {
         key: String,
         storage: some StateStorage,
         writes: WritePolicy = .coalesced,
-        externalChanges: ExternalChanges = .poll,
+        externalChanges: ExternalChanges = .watch,
         reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
         middleware: [Middleware<State, Action>] = []
     ) {
-        let loaded = LoadedValue(key: key, storage: storage, default: initialState)
-        let persistence = StatePersistence<State>(
-            storage: storage, key: key, initialValue: loaded.value, policy: writes, canWrite: loaded.canWrite,
-            externalChanges: externalChanges,
-            decode: { try JSONDecoder().decode(State.self, from: $0) },
-            encode: { try JSONEncoder.statehouse.encode($0) }
-        )
         self.init(
-            state: loaded.value,
-            reducer: reducer,
-            pipeline: Middleware.chain(middleware) { store, action in store.apply(action, with: reducer) },
-            forward: nil,
-            serializer: nil,
-            persistence: persistence
+            initialState: initialState, key: key, storage: storage, codec: .json, writes: writes,
+            externalChanges: externalChanges, reducer: reducer, middleware: middleware
         )
-        persistence.attach(StatePersistence.Owner(
-            changeCount: { [weak self] in self?.core.withLockIfAvailable { $0.changeCount } },
-            takeStoredValue: { [weak self] state, count, refused in
-                self?.submit(.takeStoredState(state, ifUnchangedSince: count, refused: refused))
-            }
-        ))
-        if let error = loaded.error { persistence.lastError.modify(error) }
     }
 
     /// Creates a persisted store whose reducer only changes the state.
@@ -56,18 +40,102 @@ extension Store where State: Codable {
         key: String,
         storage: some StateStorage,
         writes: WritePolicy = .coalesced,
-        externalChanges: ExternalChanges = .poll,
+        externalChanges: ExternalChanges = .watch,
         reducer: @escaping @Sendable (inout State, Action) -> Void,
         middleware: [Middleware<State, Action>] = []
     ) {
         self.init(
-            initialState: initialState, key: key, storage: storage, writes: writes, externalChanges: externalChanges,
-            reducer: { state, action in
-                reducer(&state, action)
-                return .none
-            },
-            middleware: middleware
+            initialState: initialState, key: key, storage: storage, codec: .json, writes: writes,
+            externalChanges: externalChanges, reducer: Self.withoutEffects(reducer), middleware: middleware
         )
+    }
+}
+
+extension Store where State: VersionedState {
+    /// Creates a persisted store of a versioned state: stored in its versioned envelope, migrated when older, and
+    /// followed in its current shape whichever version another process stored. Everything else is as for any
+    /// persisted store; see ``VersionedState``.
+    @_disfavoredOverload
+    public convenience init(
+        initialState: State,
+        key: String,
+        storage: some StateStorage,
+        writes: WritePolicy = .coalesced,
+        externalChanges: ExternalChanges = .watch,
+        reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
+        middleware: [Middleware<State, Action>] = []
+    ) {
+        self.init(
+            initialState: initialState, key: key, storage: storage, codec: .versioned, writes: writes,
+            externalChanges: externalChanges, reducer: reducer, middleware: middleware
+        )
+    }
+
+    /// Creates a persisted store of a versioned state whose reducer only changes the state.
+    public convenience init(
+        initialState: State,
+        key: String,
+        storage: some StateStorage,
+        writes: WritePolicy = .coalesced,
+        externalChanges: ExternalChanges = .watch,
+        reducer: @escaping @Sendable (inout State, Action) -> Void,
+        middleware: [Middleware<State, Action>] = []
+    ) {
+        self.init(
+            initialState: initialState, key: key, storage: storage, codec: .versioned, writes: writes,
+            externalChanges: externalChanges, reducer: Self.withoutEffects(reducer), middleware: middleware
+        )
+    }
+}
+
+extension Store {
+    /// The wiring every persisted store shares; `clock` times coalesced writes and outside-change checks.
+    convenience init(
+        initialState: State,
+        key: String,
+        storage: some StateStorage,
+        codec: StateCodec<State>,
+        writes: WritePolicy,
+        externalChanges: ExternalChanges,
+        clock: any Clock<Duration> = ContinuousClock(),
+        reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
+        middleware: [Middleware<State, Action>]
+    ) {
+        let (state, persistence) = StatePersistence.load(
+            key: key, storage: storage, default: initialState, codec: codec, writes: writes,
+            externalChanges: externalChanges, clock: clock
+        )
+        self.init(
+            state: state,
+            reducer: reducer,
+            pipeline: Middleware.chain(middleware) { store, action in store.apply(action, with: reducer) },
+            forward: nil,
+            serializer: nil,
+            persistence: persistence
+        )
+        persistence.start(owner: self)
+    }
+
+    /// A reducer that returns no effect, from one that only changes the state.
+    static func withoutEffects(
+        _ reducer: @escaping @Sendable (inout State, Action) -> Void
+    ) -> @Sendable (inout State, Action) -> Effect<Action> {
+        { state, action in
+            reducer(&state, action)
+            return .none
+        }
+    }
+}
+
+extension Store: PersistenceOwner {
+    func currentChangeCount() -> UInt64? {
+        core.withLockIfAvailable { $0.changeCount }
+    }
+
+    /// Queued behind the actions already submitted, so that the state another process stored is taken between two
+    /// actions, never in the middle of one.
+    func takeStoredValue(_ newState: State, ifUnchangedSince count: UInt64, refused: @escaping @Sendable () -> Void) {
+        submit(.takeStoredState(newState, ifUnchangedSince: count, refused: refused))
     }
 }
 

@@ -9,7 +9,7 @@ public final class UserDefaultsStorage: StateStorage {
     /// The suite's name.
     public let suiteName: String
     // `UserDefaults` is documented as thread-safe, but not marked `Sendable` on every platform.
-    nonisolated(unsafe) private let defaults: UserDefaults
+    nonisolated(unsafe) let defaults: UserDefaults
 
     /// - Parameter suiteName: The suite to use; not `UserDefaults.globalDomain` or the app's own domain.
     public init(suiteName: String = "Statehouse") {
@@ -24,17 +24,17 @@ public final class UserDefaultsStorage: StateStorage {
 
     public func save(_ data: Data, key: String) throws {
         defaults.set(data, forKey: key)
-        try synchronize(key)
+        try synchronize(key, after: .save)
     }
 
     public func remove(key: String) throws {
         defaults.removeObject(forKey: key)
-        try synchronize(key)
+        try synchronize(key, after: .remove)
     }
 
-    private func synchronize(_ key: String) throws {
+    private func synchronize(_ key: String, after operation: StorageError.Operation) throws {
         guard defaults.synchronize() else {
-            throw StorageError(.io, key: key, message: """
+            throw StorageError(.io, key: key, operation: operation, message: """
                 UserDefaults could not write the suite \(String(reflecting: suiteName)) to disk: check that its \
                 directory (~/.config on Linux) exists and is writable.
                 """)

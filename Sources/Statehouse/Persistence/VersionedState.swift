@@ -67,12 +67,11 @@ extension StateContainer where Value: VersionedState {
         key: String,
         storage: some StateStorage,
         writes: WritePolicy = .coalesced,
-        externalChanges: ExternalChanges = .poll
+        externalChanges: ExternalChanges = .watch
     ) {
         self.init(
-            defaultValue, key: key, storage: storage, writes: writes, externalChanges: externalChanges,
-            decode: { try VersionedDecoding.decode(Value.self, from: $0) },
-            encode: { try JSONEncoder.statehouse.encode(VersionedEnvelope(version: Value.version, value: $0)) }
+            defaultValue, key: key, storage: storage, codec: .versioned, writes: writes,
+            externalChanges: externalChanges
         )
     }
 }

@@ -50,7 +50,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// For a scoped store: how it reads its parent's state, and follows it while it needs to.
     @usableFromInline let upstream: ScopeUpstream<State>?
     /// For a persisted store: what writes its state to its storage.
-    @usableFromInline let persistence: StatePersistence<State>?
+    @usableFromInline let persistence: (any Persisting<State>)?
 
     /// Creates a store whose reducer may return an ``Effect``.
     ///
@@ -101,7 +101,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         pipeline: (@Sendable (Store, Action) -> Void)?,
         forward: (@Sendable (Action) -> Void)?,
         serializer: (@Sendable (@escaping @Sendable () -> Void) -> Void)?,
-        persistence: StatePersistence<State>? = nil,
+        persistence: (any Persisting<State>)? = nil,
         upstream: ScopeUpstream<State>? = nil
     ) {
         self.core = Locked(StoreState(state: state))

@@ -11,7 +11,7 @@ import StatehouseSQLite
 /// ```
 ///
 /// Views subscribe to ``store`` and re-render when the state changes, whoever changed the database: this process,
-/// or another one (seen within `pollInterval`).
+/// or another one (seen within milliseconds: a `DatabaseChangeMonitor` watches the database's files).
 public final class TimeTracker: Sendable {
     /// The state every view shows; subscribe to it. Change it only through ``perform(_:)``.
     public let store: Store<TrackerState, TrackerStoreAction>
@@ -21,19 +21,19 @@ public final class TimeTracker: Sendable {
     /// one when names started to be compared as Unicode does (`straße` and `STRASSE`), which stay until one is deleted.
     public let notices: [String]
     private let lockTimeout: Duration
-    private let identityWatch: FileIdentityWatch
     private let monitor: DatabaseChangeMonitor
 
     /// Opens (or creates) the database at `path`.
     ///
     /// - Parameters:
-    ///   - pollInterval: How often to look for changes made by other processes.
+    ///   - safetyNet: How often to look for changes made by other processes even when nothing says so (changes are
+    ///     watched for as they happen; this catches what watching cannot see, such as a network file system).
     ///   - lockTimeout: How long an action may wait, from when it is performed, for another program to release the
     ///     database; past it, the action fails with ``TrackerError/databaseLocked(waited:)``.
     ///   - now: The clock that dates activities; tests pass their own.
     public init(
         path: String,
-        pollInterval: Duration = .milliseconds(250),
+        safetyNet: Duration = .seconds(5),
         lockTimeout: Duration = .seconds(5),
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(TrackerError) {
@@ -52,15 +52,15 @@ public final class TimeTracker: Sendable {
             compared as Unicode does). Both are kept; delete one of them to settle it.
             """
         }
+        // The monitor also reports the file (or its -wal or -shm) removed or replaced: then no write goes there
+        // any more (see `TrackerDatabase.apply`), and the views are told why.
         do {
-            monitor = try DatabaseChangeMonitor(path: path, every: pollInterval) { [weak store] in
-                store?.dispatch(.refresh)
+            monitor = try DatabaseChangeMonitor(path: path, safetyNet: safetyNet) { [weak store] in
+                let action: TrackerStoreAction = database.isStillAtItsPath ? .refresh : .lostDatabase(.databaseGone(path: path))
+                store?.dispatch(action)
             }
         } catch {
             throw .database("could not watch \(path): \(TrackerDatabase.reason(error))")
-        }
-        identityWatch = FileIdentityWatch(every: .seconds(1), isIntact: { database.isStillAtItsPath }) { [weak store] in
-            store?.dispatch(.lostDatabase(.databaseGone(path: path)))
         }
         // Read after the monitor took its baseline, so that no change falls between the two.
         store.dispatch(.loaded(try database.snapshot()))

@@ -1,0 +1,216 @@
+/// The decisions of persistence, apart from its threads, locks, storage and clock: ``StatePersistence`` holds it
+/// under a lock, calls it, and carries out what it returns.
+///
+/// The owner counts its changes under its own lock and reports each one with the value it produced; the newest
+/// report is `latest`. `savedCount` is the count of the value the storage holds as far as this process knows
+/// (written by us, or read from it). That gives one rule for "a local change is pending": the owner's count is past
+/// `savedCount`.
+///
+/// Writes are numbered, and so is the outcome last published, so that a late failure never hides a later success.
+struct PersistenceMachine<Value: Sendable> {
+    typealias Snapshot = PersistedSnapshot<Value>
+
+    /// What to do after the owner changed.
+    enum AfterChange: Equatable {
+        /// A write is scheduled already; it will write this change too.
+        case nothing
+        /// Write now, before the change returns (write-through).
+        case writeNow
+        /// Schedule a write `window` from now (the first change of a burst).
+        case schedule(window: Duration)
+    }
+
+    /// What the writer does now.
+    enum Write {
+        /// Nothing is pending.
+        case nothing
+        /// Write `snapshot`; `number` orders the outcome.
+        case write(Snapshot, number: UInt64)
+        /// A change is pending, but the stored data could not be read: writing would destroy it.
+        case refuse(number: UInt64)
+    }
+
+    let policy: WritePolicy
+    /// `false` when the stored data could not be read or kept aside.
+    let canWrite: Bool
+    private(set) var latest: Snapshot
+    private var savedCount: UInt64 = 0
+    private var writeScheduled = false
+    /// The fingerprint of what this process last read or wrote.
+    private var knownFingerprint: StorageFingerprint?
+    private var lastWriteNumber: UInt64 = 0
+    private var publishedWriteNumber: UInt64 = 0
+    /// Whether a transaction is running the owner's `update` body, on the writer.
+    private(set) var inTransaction = false
+    /// Whether a check for an outside change is queued on the writer and has not started yet.
+    private var checkQueued = false
+    /// How many checks in a row found the owner's lock held.
+    private var busyChecks = 0
+
+    init(initial: Value, policy: WritePolicy, canWrite: Bool) {
+        self.latest = Snapshot(value: initial, count: 0)
+        self.policy = policy
+        self.canWrite = canWrite
+    }
+
+    func hasPendingChange(ownerCount count: UInt64) -> Bool {
+        count != savedCount
+    }
+
+    // MARK: Changes
+
+    mutating func changed(_ snapshot: Snapshot) -> AfterChange {
+        record(snapshot)
+        switch policy {
+        case .writeThrough:
+            return .writeNow
+        case .coalesced(let window):
+            if writeScheduled { return .nothing }
+            writeScheduled = true
+            return .schedule(window: window)
+        }
+    }
+
+    mutating func tookStoredValue(_ snapshot: Snapshot) {
+        record(snapshot)
+        markSaved(snapshot.count)
+    }
+
+    /// Keeps `newer` unless a later change was recorded already.
+    private mutating func record(_ newer: Snapshot) {
+        if newer.count > latest.count { latest = newer }
+    }
+
+    private mutating func markSaved(_ count: UInt64) {
+        savedCount = max(savedCount, count)
+    }
+
+    // MARK: Writes
+
+    /// The scheduled write is due: the next change schedules another.
+    mutating func scheduledWriteIsDue() -> Write {
+        writeScheduled = false
+        return nextWrite()
+    }
+
+    mutating func nextWrite() -> Write {
+        guard hasPendingChange(ownerCount: latest.count) else { return .nothing }
+        lastWriteNumber += 1
+        return canWrite ? .write(latest, number: lastWriteNumber) : .refuse(number: lastWriteNumber)
+    }
+
+    /// `snapshot` is stored, and the storage now holds what `fingerprint` says (`nil`: unknown).
+    mutating func wrote(_ snapshot: Snapshot, fingerprint: StorageFingerprint?) {
+        if let fingerprint { knownFingerprint = fingerprint }
+        markSaved(snapshot.count)
+    }
+
+    /// Whether the outcome of write `number` may be published: no later write's outcome was.
+    mutating func mayPublish(write number: UInt64) -> Bool {
+        guard number > publishedWriteNumber else { return false }
+        publishedWriteNumber = number
+        return true
+    }
+
+    // MARK: Transactions
+
+    /// A transaction starts; returns its write number.
+    mutating func beginTransaction() -> UInt64 {
+        inTransaction = true
+        lastWriteNumber += 1
+        return lastWriteNumber
+    }
+
+    /// The transaction ended. `result` is what the owner's update produced (`nil` if it did not run); `fingerprint`
+    /// what the storage holds after it, `nil` if the transaction failed: the change then stays pending.
+    mutating func endTransaction(result: Snapshot?, fingerprint: StorageFingerprint?) {
+        inTransaction = false
+        guard let result else {
+            if let fingerprint { knownFingerprint = fingerprint }
+            return
+        }
+        record(result)
+        if let fingerprint { wrote(result, fingerprint: fingerprint) }
+    }
+
+    // MARK: Outside changes
+
+    /// How outside changes are followed.
+    enum Following: Equatable {
+        /// Not at all: the storage cannot tell, or the owner ignores them.
+        case none
+        /// Check every `interval`.
+        case poll(every: Duration)
+        /// Check when the storage says the key may have changed, and every `safetyNet`.
+        case watch(safetyNet: Duration)
+    }
+
+    /// How to follow outside changes as `externalChanges` asks, on a storage that can detect them (`canDetect`)
+    /// and say when they happen (`canNotify`).
+    static func following(_ externalChanges: ExternalChanges, canDetect: Bool, canNotify: Bool) -> Following {
+        guard canDetect else { return .none }
+        switch externalChanges {
+        case .ignore: return .none
+        case .poll(let interval): return .poll(every: interval)
+        case .watch(let safetyNet):
+            return canNotify ? .watch(safetyNet: safetyNet) : .poll(every: pollingInstead(of: safetyNet))
+        }
+    }
+
+    /// The interval to poll at where watching, with `safetyNet`, is unavailable or failed: that of
+    /// ``ExternalChanges/poll``, or the safety net's if it is shorter.
+    static func pollingInstead(of safetyNet: Duration) -> Duration {
+        min(ExternalChanges.pollInterval, safetyNet)
+    }
+
+    /// A check is asked for (the storage's notification, a poll, a retry): whether to queue one on the writer.
+    /// `false` while one is queued and has not started: it will see this change too, so a burst of notifications
+    /// costs one check.
+    mutating func checkRequested() -> Bool {
+        guard !checkQueued else { return false }
+        checkQueued = true
+        return true
+    }
+
+    /// The queued check starts: a request from now on queues another, so that a change made during this check is
+    /// not left for the safety net.
+    mutating func checkStarts() {
+        checkQueued = false
+    }
+
+    /// The check found the owner's lock held, and cannot wait for it on the writer: when to ask again. From 1 ms,
+    /// doubling up to 64 ms while the owner stays busy.
+    mutating func ownerWasBusy() -> Duration {
+        defer { busyChecks += 1 }
+        return .milliseconds(1 << min(busyChecks, 6))
+    }
+
+    /// The owner answered with its count: whether the storage's `fingerprint` may be a change worth reading. It is
+    /// not what this process last read or wrote, and no local change is pending. Remembers nothing:
+    /// ``shouldReload(ownerCount:fingerprint:)`` decides on the fingerprint of what was then read.
+    mutating func isWorthReading(ownerCount: UInt64, fingerprint: StorageFingerprint) -> Bool {
+        busyChecks = 0
+        return !hasPendingChange(ownerCount: ownerCount) && fingerprint != knownFingerprint
+    }
+
+    /// Whether to take what was read, whose fingerprint is `fingerprint`: it is not what this process last read or
+    /// wrote, and no local change is pending (it is newer, and will overwrite the stored value). Remembers the
+    /// fingerprint.
+    mutating func shouldReload(ownerCount: UInt64, fingerprint: StorageFingerprint) -> Bool {
+        guard !hasPendingChange(ownerCount: ownerCount), fingerprint != knownFingerprint else { return false }
+        knownFingerprint = fingerprint
+        return true
+    }
+
+    /// What the storage holds when following starts.
+    mutating func startsFollowing(from fingerprint: StorageFingerprint?) {
+        knownFingerprint = fingerprint
+    }
+
+    /// The owner refused the value read under `fingerprint` (it changed meanwhile): forget it, unless a write
+    /// replaced it since, so that the next check reads the key again. Otherwise a newer outside value refused behind
+    /// an older one would never be read.
+    mutating func refused(_ fingerprint: StorageFingerprint) {
+        if knownFingerprint == fingerprint { knownFingerprint = nil }
+    }
+}

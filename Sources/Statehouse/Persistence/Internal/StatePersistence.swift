@@ -1,0 +1,278 @@
+import Dispatch
+import Foundation
+
+/// Writes a container's value (or a store's state) to its storage, as its ``WritePolicy`` says, follows changes
+/// others make, and reports failures. The decisions are ``PersistenceMachine``'s; this class holds it under a lock,
+/// does the I/O on a serial *writer* queue, and keeps time with an injected clock.
+///
+/// The writer encodes the snapshot current *when it writes*, so a burst of changes costs one encoding and one
+/// write; it never takes the owner's lock, so a flush at exit works even while this thread is inside a reducer or
+/// an `update` body. A write that fails leaves the change pending: the next change, `flush()`, deallocation or exit
+/// tries again.
+///
+/// Outcomes are published through `lastError` off the writer queue (its listeners run synchronously and may flush,
+/// which waits for the writer).
+final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlushing {
+    typealias Snapshot = PersistedSnapshot<Value>
+
+    let key: String
+    let lastError: StateContainer<StorageError?>
+    let updatesInTransactions: Bool
+
+    let storage: any StateStorage
+    /// `storage`, if it can tell its own writes from others'.
+    let changeDetecting: (any ChangeDetectingStorage)?
+    /// `storage`, if `update` runs as a transaction on it.
+    private let transactional: (any TransactionalStorage)?
+    let codec: StateCodec<Value>
+    let externalChanges: ExternalChanges
+    let clock: any Clock<Duration>
+    let machine: Locked<PersistenceMachine<Value>>
+    /// Serializes the I/O, so that an older value never lands after a newer one.
+    let writer: DispatchQueue
+    /// Hands outside values to the owner in order, off `writer` (its listeners may flush).
+    let applier: DispatchQueue
+    let following = Locked<Following?>(nil)
+
+    /// The owner whose outside changes are followed, and what looks for them.
+    struct Following: Sendable {
+        weak var owner: (any PersistenceOwner<Value>)?
+        /// The polls (the safety net, when watching).
+        var checks: Task<Void, Never>?
+        /// The storage's notifications, when watching.
+        var watch: StorageWatch?
+    }
+
+    /// Loads `key` from `storage` and makes the persistence that saves the changes of the owner made with it.
+    ///
+    /// - Returns: The value the owner starts from, and its persistence; the owner calls ``start(owner:)`` once it
+    ///   exists.
+    static func load(
+        key: String,
+        storage: some StateStorage,
+        default defaultValue: Value,
+        codec: StateCodec<Value>,
+        writes: WritePolicy,
+        externalChanges: ExternalChanges,
+        clock: any Clock<Duration>
+    ) -> (value: Value, persistence: StatePersistence) {
+        let loaded = LoadedValue(key: key, storage: storage, default: defaultValue, codec: codec)
+        let persistence = StatePersistence(
+            key: key, storage: storage, codec: codec, clock: clock, externalChanges: externalChanges,
+            machine: PersistenceMachine(initial: loaded.value, policy: writes, canWrite: loaded.canWrite),
+            error: loaded.error
+        )
+        return (loaded.value, persistence)
+    }
+
+    private init(
+        key: String,
+        storage: any StateStorage,
+        codec: StateCodec<Value>,
+        clock: any Clock<Duration>,
+        externalChanges: ExternalChanges,
+        machine: PersistenceMachine<Value>,
+        error: StorageError?
+    ) {
+        self.key = key
+        self.storage = storage
+        self.changeDetecting = storage as? any ChangeDetectingStorage
+        self.transactional = storage as? any TransactionalStorage
+        self.updatesInTransactions = transactional != nil && machine.canWrite
+        self.codec = codec
+        self.clock = clock
+        self.externalChanges = externalChanges
+        self.machine = Locked(machine)
+        self.lastError = StateContainer(error, key: KeyRegistry.shared.uniqueKey(prefix: "\(key).storageError"))
+        self.writer = DispatchQueue(label: "Statehouse.persistence.\(key)")
+        self.applier = DispatchQueue(label: "Statehouse.persistence.\(key).outside")
+        writer.setSpecific(key: writerKey, value: ObjectIdentifier(self))
+    }
+
+    /// Registers for the flush at exit and, if asked, follows outside changes for `owner`. Called once, by the
+    /// owner's initializer: the owner can only be referred to once it exists.
+    func start(owner: some PersistenceOwner<Value>) {
+        PendingWrites.shared.register(self)
+        startFollowing(owner)
+    }
+
+    func hasPendingChange(ownerCount count: UInt64) -> Bool {
+        machine.withLock { $0.hasPendingChange(ownerCount: count) }
+    }
+
+    // MARK: Changes
+
+    func changed(_ value: Value, count: UInt64) {
+        switch machine.withLock({ $0.changed(Snapshot(value: value, count: count)) }) {
+        case .nothing:
+            break
+        case .writeNow:
+            report(writer.sync { write(machine.withLock { $0.nextWrite() }) })
+        case .schedule(let window):
+            Task.detached { [weak self, clock] in
+                try? await clock.sleep(for: window)
+                guard let self else { return }
+                writer.async {
+                    let outcome = self.write(self.machine.withLock { $0.scheduledWriteIsDue() })
+                    DispatchQueue.global().async { self.report(outcome) }
+                }
+            }
+        }
+    }
+
+    func tookStoredValue(_ value: Value, count: UInt64) {
+        machine.withLock { $0.tookStoredValue(Snapshot(value: value, count: count)) }
+    }
+
+    // MARK: Writes
+
+    /// What a write attempt did; `number` orders the outcomes.
+    private enum Outcome: Sendable {
+        case nothingToWrite
+        case written(number: UInt64)
+        case failed(StorageError, number: UInt64)
+    }
+
+    /// Runs on `writer`; publishes nothing itself (see ``report(_:)``).
+    private func write(_ decision: PersistenceMachine<Value>.Write) -> Outcome {
+        switch decision {
+        case .nothing:
+            return .nothingToWrite
+        case .refuse(let number):
+            return .failed(lastError.value ?? StorageError(
+                .io, key: key, operation: .save,
+                message: "Not writing \(String(reflecting: key)): its stored data could not be read."
+            ), number: number)
+        case .write(let snapshot, let number):
+            do {
+                let written = try store(try encoded(snapshot.value))
+                machine.withLock { $0.wrote(snapshot, fingerprint: written) }
+                return .written(number: number)
+            } catch {
+                return .failed(error, number: number)
+            }
+        }
+    }
+
+    /// Saves `data` (`nil`: removes the key); returns the fingerprint of exactly this write if the storage can tell.
+    private func store(_ data: Data?) throws(StorageError) -> StorageFingerprint? {
+        do {
+            guard let data else {
+                try storage.remove(key: key)
+                return .absent
+            }
+            if let changeDetecting { return try changeDetecting.saveReturningFingerprint(data, key: key) }
+            try storage.save(data, key: key)
+            return nil
+        } catch {
+            throw storageError(error, operation: data == nil ? .remove : .save)
+        }
+    }
+
+    private func encoded(_ value: Value) throws(StorageError) -> Data? {
+        do {
+            return try codec.encode(value)
+        } catch {
+            throw StorageError(.unencodable, key: key, operation: .encode, message: """
+                Could not encode the value of \(String(reflecting: key)): \(error). It stays in memory, unsaved.
+                """, cause: error)
+        }
+    }
+
+    private func storageError(_ error: any Error, operation: StorageError.Operation) -> StorageError {
+        error as? StorageError ?? StorageError(
+            .io, key: key, operation: operation,
+            message: "Could not \(operation.rawValue) \(String(reflecting: key)): \(error).", cause: error
+        )
+    }
+
+    /// Whether the caller runs on the writer: inside an `update` body on a transactional storage (or an owner let
+    /// go by the outside-change check, which holds it there for a moment).
+    private var isOnWriter: Bool {
+        DispatchQueue.getSpecific(key: writerKey) == ObjectIdentifier(self)
+    }
+
+    /// Writes unsaved changes now; throws the failure. Inside an `update` body on a transactional storage it does
+    /// nothing: the storage is inside that update's transaction, which stores the latest value when the body ends.
+    func flush() throws(StorageError) {
+        guard !isOnWriter else { return }
+        let outcome = writer.sync { write(machine.withLock { $0.nextWrite() }) }
+        report(outcome)
+        if case .failed(let error, _) = outcome { throw error }
+    }
+
+    func ownerDidEnd() {
+        stopFollowing()
+        flushAtExit()
+        PendingWrites.shared.unregister(self)
+    }
+
+    /// Writes what is pending, reporting a failure as a lost write: at exit, or when the owner goes away. The owner
+    /// may go away on the writer itself (the outside-change check holds it for a moment): then the write happens
+    /// right there. An exit inside an `update` body on a transactional storage writes nothing: the storage is inside
+    /// that update's transaction, which cannot be re-entered, and the update never completes.
+    func flushAtExit() {
+        let outcome: Outcome
+        if isOnWriter {
+            guard !machine.withLock({ $0.inTransaction }) else { return }
+            outcome = write(machine.withLock { $0.nextWrite() })
+        } else {
+            outcome = writer.sync { write(machine.withLock { $0.nextWrite() }) }
+        }
+        if case .failed(let error, _) = outcome {
+            StatehouseDiagnostics.report(.lostWrite(error))
+        }
+    }
+
+    /// Publishes the outcome of a write through `lastError`, unless a later write's outcome was published already.
+    /// Never called on `writer`.
+    private func report(_ outcome: Outcome) {
+        let newError: StorageError?
+        let number: UInt64
+        switch outcome {
+        case .nothingToWrite:
+            return
+        case .written(let written):
+            (newError, number) = (nil, written)
+        case .failed(let error, let failed):
+            (newError, number) = (error, failed)
+        }
+        lastError.modify(newError) { current in
+            machine.withLock { $0.mayPublish(write: number) } && current != newError
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs an update of the owner as one transaction of a ``TransactionalStorage``.
+    ///
+    /// `apply` runs on the writer, while the storage is locked, with the stored value (`nil` if nothing decodable is
+    /// stored). It changes the owner under the owner's lock — starting from the stored value only if no local change
+    /// is pending, by ``hasPendingChange(ownerCount:)`` taken under that same lock — and returns the owner's new
+    /// value and change count, which are stored before the transaction ends.
+    func updateInTransaction(_ apply: (_ stored: Value?) -> Snapshot) -> Bool {
+        guard let transactional else { return false }
+        var result: Snapshot?
+        let outcome: Outcome = writer.sync {
+            let number = machine.withLock { $0.beginTransaction() }
+            do {
+                let fingerprint = try transactional.transact(key: key) { data in
+                    let changed = apply(data.flatMap { try? codec.decode($0) })
+                    result = changed
+                    return try encoded(changed.value)
+                }
+                machine.withLock { $0.endTransaction(result: result, fingerprint: fingerprint) }
+                return .written(number: number)
+            } catch {
+                // The owner changed, but its change is not stored: it is pending, and written again later.
+                machine.withLock { $0.endTransaction(result: result, fingerprint: nil) }
+                return .failed(storageError(error, operation: .transact), number: number)
+            }
+        }
+        report(outcome)
+        return result != nil
+    }
+}
+
+/// Marks each writer queue with its persistence, to tell when code already runs there.
+private let writerKey = DispatchSpecificKey<ObjectIdentifier>()

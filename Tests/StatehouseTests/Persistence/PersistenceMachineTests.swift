@@ -1,0 +1,179 @@
+import Testing
+@testable import Statehouse
+
+/// The decisions of persistence, with no threads, storage or clock: each test drives the machine step by step.
+@Suite("Persistence state machine")
+struct PersistenceMachineTests {
+    typealias Machine = PersistenceMachine<Int>
+
+    static func snapshot(_ value: Int, count: UInt64) -> PersistedSnapshot<Int> {
+        PersistedSnapshot(value: value, count: count)
+    }
+
+    /// The value and number a write decision says to write; `nil` for any other decision.
+    static func written(_ decision: Machine.Write) -> (value: Int, count: UInt64, number: UInt64)? {
+        guard case .write(let snapshot, let number) = decision else { return nil }
+        return (snapshot.value, snapshot.count, number)
+    }
+
+    @Test func aBurstOfChangesSchedulesOneWriteOfTheLatestValue() throws {
+        var machine = Machine(initial: 0, policy: .coalesced(window: .milliseconds(50)), canWrite: true)
+        #expect(machine.changed(Self.snapshot(1, count: 1)) == .schedule(window: .milliseconds(50)))
+        for count in 2...100 {
+            #expect(machine.changed(Self.snapshot(Int(count), count: UInt64(count))) == .nothing)
+        }
+        let write = try #require(Self.written(machine.scheduledWriteIsDue()))
+        #expect(write.value == 100 && write.count == 100)
+        machine.wrote(Self.snapshot(100, count: 100), fingerprint: nil)
+        #expect(!machine.hasPendingChange(ownerCount: 100))
+        // The next change starts the next burst.
+        #expect(machine.changed(Self.snapshot(101, count: 101)) == .schedule(window: .milliseconds(50)))
+    }
+
+    @Test func writeThroughWritesEveryChange() throws {
+        var machine = Machine(initial: 0, policy: .writeThrough, canWrite: true)
+        for count in 1...3 {
+            #expect(machine.changed(Self.snapshot(count * 10, count: UInt64(count))) == .writeNow)
+            let write = try #require(Self.written(machine.nextWrite()))
+            #expect(write.value == count * 10 && write.number == UInt64(count))
+            machine.wrote(Self.snapshot(count * 10, count: UInt64(count)), fingerprint: nil)
+        }
+        #expect(Self.written(machine.nextWrite()) == nil)
+    }
+
+    @Test func anOlderReportArrivingLateNeverReplacesANewerOne() throws {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        _ = machine.changed(Self.snapshot(2, count: 2))
+        _ = machine.changed(Self.snapshot(1, count: 1))  // reported after the owner's lock was released: out of order
+        let write = try #require(Self.written(machine.scheduledWriteIsDue()))
+        #expect(write.value == 2)
+    }
+
+    @Test func aFailedWriteLeavesTheChangePendingForTheNextAttempt() throws {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        _ = machine.changed(Self.snapshot(7, count: 1))
+        let first = try #require(Self.written(machine.scheduledWriteIsDue()))
+        // The storage failed: nothing is marked saved.
+        #expect(machine.hasPendingChange(ownerCount: 1))
+        let retry = try #require(Self.written(machine.nextWrite()))
+        #expect(retry.value == 7 && retry.number > first.number)
+    }
+
+    @Test func nothingIsWrittenWhenNothingChanged() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        guard case .nothing = machine.nextWrite() else {
+            Issue.record("wrote with no change")
+            return
+        }
+    }
+
+    @Test func aContainerThatCouldNotReadItsDataRefusesToWrite() {
+        var machine = Machine(initial: 0, policy: .writeThrough, canWrite: false)
+        _ = machine.changed(Self.snapshot(1, count: 1))
+        guard case .refuse = machine.nextWrite() else {
+            Issue.record("wrote over data it could not read")
+            return
+        }
+    }
+
+    @Test func anOlderWritesOutcomeIsNotPublishedAfterANewerOne() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        let published = [2, 1, 2, 3].map { machine.mayPublish(write: $0) }
+        #expect(published == [true, false, false, true])
+    }
+
+    @Test func aValueTakenFromStorageIsSavedAlready() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        machine.tookStoredValue(Self.snapshot(5, count: 1))
+        #expect(!machine.hasPendingChange(ownerCount: 1))
+        guard case .nothing = machine.nextWrite() else {
+            Issue.record("wrote back a value read from storage")
+            return
+        }
+    }
+
+    /// `shouldReload`, outside `#expect` (which cannot call a mutating method).
+    func reload(_ machine: inout Machine, _ ownerCount: UInt64, _ fingerprint: StorageFingerprint) -> Bool {
+        machine.shouldReload(ownerCount: ownerCount, fingerprint: fingerprint)
+    }
+
+    @Test func anOutsideChangeIsReadOnceAndNotWhileALocalChangeIsPending() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        let ours = StorageFingerprint([1])
+        let theirs = StorageFingerprint([2])
+        machine.startsFollowing(from: ours)
+        #expect(reload(&machine, 0, ours) == false)
+        // A local change is pending: it is newer, and will overwrite what is stored.
+        _ = machine.changed(Self.snapshot(1, count: 1))
+        #expect(reload(&machine, 1, theirs) == false)
+        machine.wrote(Self.snapshot(1, count: 1), fingerprint: ours)
+        #expect(reload(&machine, 1, theirs) == true)
+        #expect(reload(&machine, 1, theirs) == false)
+    }
+
+    @Test func aRefusedOutsideValueIsReadAgainUnlessAWriteReplacedIt() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        let theirs = StorageFingerprint([2])
+        #expect(reload(&machine, 0, theirs) == true)
+        machine.refused(theirs)
+        #expect(reload(&machine, 0, theirs) == true)
+        // This time a write of ours landed before the refusal was handled: the refusal does not forget ours.
+        let ours = StorageFingerprint([3])
+        _ = machine.changed(Self.snapshot(1, count: 1))
+        machine.wrote(Self.snapshot(1, count: 1), fingerprint: ours)
+        machine.refused(theirs)
+        #expect(reload(&machine, 1, ours) == false)
+    }
+
+    @Test func aTransactionStoresItsResultOrLeavesItPending() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        _ = machine.beginTransaction()
+        #expect(machine.inTransaction)
+        machine.endTransaction(result: Self.snapshot(1, count: 1), fingerprint: StorageFingerprint([1]))
+        #expect(!machine.inTransaction)
+        #expect(!machine.hasPendingChange(ownerCount: 1))
+
+        let number = machine.beginTransaction()
+        machine.endTransaction(result: Self.snapshot(2, count: 2), fingerprint: nil)  // the commit failed
+        #expect(machine.hasPendingChange(ownerCount: 2))
+        guard case .write(let snapshot, let retry) = machine.nextWrite() else {
+            Issue.record("not retried")
+            return
+        }
+        #expect(snapshot.value == 2 && retry > number)
+    }
+
+    // MARK: Following outside changes
+
+    @Test func watchingIsUsedWhereTheStorageCanNotifyAndPollingAtTheOldRateElsewhere() {
+        let watch = ExternalChanges.watch(safetyNet: .seconds(5))
+        #expect(Machine.following(watch, canDetect: true, canNotify: true) == .watch(safetyNet: .seconds(5)))
+        #expect(Machine.following(watch, canDetect: true, canNotify: false) == .poll(every: .milliseconds(250)))
+        #expect(Machine.following(watch, canDetect: false, canNotify: false) == .none)
+        // A safety net shorter than the polling rate is kept where watching is unavailable.
+        let eager = ExternalChanges.watch(safetyNet: .milliseconds(20))
+        #expect(Machine.following(eager, canDetect: true, canNotify: false) == .poll(every: .milliseconds(20)))
+        #expect(Machine.following(.poll(every: .seconds(1)), canDetect: true, canNotify: true) == .poll(every: .seconds(1)))
+        #expect(Machine.following(.ignore, canDetect: true, canNotify: true) == .none)
+        #expect(ExternalChanges.watch == .watch(safetyNet: .seconds(5)))
+    }
+
+    @Test func aBurstOfNotificationsQueuesOneCheckAndOneMoreOnceItStarts() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        let burst = (0..<1_000).map { _ in machine.checkRequested() }
+        #expect(burst == [true] + Array(repeating: false, count: 999))
+        machine.checkStarts()
+        // A change made while the check runs may have been missed by it: the next request queues another.
+        let after = [machine.checkRequested(), machine.checkRequested()]
+        #expect(after == [true, false])
+    }
+
+    @Test func aBusyOwnerIsAskedAgainSoonBackingOffUntilItAnswers() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        let delays = (0..<9).map { _ in machine.ownerWasBusy() }
+        #expect(delays == [1, 2, 4, 8, 16, 32, 64, 64, 64].map { Duration.milliseconds($0) })
+        _ = machine.isWorthReading(ownerCount: 0, fingerprint: StorageFingerprint([1]))
+        let afterAnswer = machine.ownerWasBusy()
+        #expect(afterAnswer == .milliseconds(1))
+    }
+}
