@@ -94,7 +94,8 @@ let package = Package(
         .executableTarget(name: "StatehouseSecureCrashWriter", dependencies: ["StatehouseSecure"]),
         .testTarget(
             name: "StatehouseSecureTests",
-            dependencies: ["StatehouseSecure", "StatehouseTestSupport", "StatehouseSecureCrashWriter"]
+            // StatehouseTesting for the storage conformance suite.
+            dependencies: ["StatehouseSecure", "StatehouseTesting", "StatehouseTestSupport", "StatehouseSecureCrashWriter"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -5,11 +5,8 @@ import StatehouseTesting
 import Testing
 
 /// The core's storages against the conformance suite that third parties run too. SQLite runs it in
-/// StatehouseSQLiteTests.
-///
-/// StatehouseSecure's storages (being built) run it from their own test target, as any other module would:
-/// `check.run(capabilities: .keepsDataInPlaceDirectory) { place in EncryptedStorage(directory: place.directory, key: key) }`,
-/// with `.crashAtomicity(writer:)` on a writer of their own (StatehouseCrashWriter depends on the core only).
+/// StatehouseSQLiteTests, the encrypted storage in StatehouseSecureTests, each with a crash writer of its own
+/// (StatehouseCrashWriter depends on the core only).
 @Suite("Storage conformance", .serialized)
 struct StorageConformanceTests {
     /// Saves an increasing counter to a `FileStorage` until killed; its arguments are DIRECTORY KEY PARENT_PID.
