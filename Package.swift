@@ -59,7 +59,8 @@ let package = Package(
         ),
         .testTarget(
             name: "StatehouseTests",
-            // StatehouseTesting for its ManualClock, which drives the time-based effects' tests.
+            // StatehouseTesting for its ManualClock, which drives the time-based effects' tests, and the storage
+            // conformance suite.
             dependencies: [
                 "Statehouse", "StatehouseTesting", "StatehouseTestSupport", "StatehouseCrashWriter",
                 "StatehouseExitWriter", "StatehouseFileWorker",
@@ -78,7 +79,11 @@ let package = Package(
             name: "StatehouseSQLiteWorker",
             dependencies: ["StatehouseSQLite", "StatehouseTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite", "StatehouseTestSupport", "StatehouseSQLiteWorker"]),
+        .testTarget(
+            name: "StatehouseSQLiteTests",
+            // StatehouseTesting for the storage conformance suite.
+            dependencies: ["StatehouseSQLite", "StatehouseTesting", "StatehouseTestSupport", "StatehouseSQLiteWorker"]
+        ),
         // Encrypted storage on swift-crypto (and the Keychain on Apple platforms); a module of its own so that the
         // core depends on the toolchain only.
         .target(
@@ -89,7 +94,8 @@ let package = Package(
         .executableTarget(name: "StatehouseSecureCrashWriter", dependencies: ["StatehouseSecure"]),
         .testTarget(
             name: "StatehouseSecureTests",
-            dependencies: ["StatehouseSecure", "StatehouseTestSupport", "StatehouseSecureCrashWriter"]
+            // StatehouseTesting for the storage conformance suite.
+            dependencies: ["StatehouseSecure", "StatehouseTesting", "StatehouseTestSupport", "StatehouseSecureCrashWriter"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -9,7 +9,7 @@ extension SQLiteStorage: ChangeNotifyingStorage {
     /// ``DatabaseChangeMonitor``s follow it: its `-wal` file (where WAL commits go), the database file (checkpoints,
     /// rollback-journal commits) and their names (a file removed or replaced), in the directory that holds them.
     ///
-    /// - Throws: ``StorageError`` (operation `.open`) if the database could not be opened, or (operation
+    /// - Throws: `StorageError` (operation `.open`) if the database could not be opened, or (operation
     ///   `.watch`) if its files cannot be watched: inotify's limits reached, or a database this process cannot
     ///   write to (confirming a commit as it happens waits for the writer's lock).
     public func watchChanges(

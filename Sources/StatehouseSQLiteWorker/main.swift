@@ -9,6 +9,9 @@
 //                                                         it can
 //   StatehouseSQLiteWorker DATABASE KEY checkpoint VALUE  saves VALUE, then checkpoints the database with
 //                                                         `PRAGMA wal_checkpoint(TRUNCATE)`, which empties the -wal
+//   StatehouseSQLiteWorker DATABASE KEY crash PARENT_PID  the storage conformance suite's crash writer: stores 1, 2,
+//                                                         3, … (each `update` a transaction), prints "ready" after
+//                                                         the first, until killed or PARENT_PID is gone
 import Foundation
 import GRDB
 import Statehouse
@@ -16,11 +19,11 @@ import StatehouseSQLite
 import StatehouseTestSupport
 
 let arguments = CommandLine.arguments
-let commands = ["increment", "set", "visit", "count", "checkpoint"]
+let commands = ["increment", "set", "visit", "count", "checkpoint", "crash"]
 guard arguments.count == 5, let number = Int(arguments[4]), commands.contains(arguments[3]) else {
     FileHandle.standardError.write(Data("""
         usage: StatehouseSQLiteWorker DATABASE KEY (increment COUNT | set VALUE | visit COUNT | count COUNT | \
-        checkpoint VALUE)
+        checkpoint VALUE | crash PARENT_PID)
 
         """.utf8))
     exit(2)
@@ -70,6 +73,17 @@ if arguments[3] == "visit" {
     exit(0)
 }
 let counter = StateContainer(0, key: arguments[2], storage: storage, externalChanges: .ignore)
+if arguments[3] == "crash" {
+    counter.update { $0 += 1 }  // stored before "ready", so that every round has a value to check
+    FileHandle.standardOutput.write(Data("ready\n".utf8))
+    // Never outlive the test that started it: stop once the parent is gone (this process is re-parented), or after
+    // a minute.
+    let deadline = ContinuousClock.now + .seconds(60)
+    while ContinuousClock.now < deadline, getppid() == Int32(number) {
+        counter.update { $0 += 1 }
+    }
+    exit(0)
+}
 if arguments[3] == "increment" {
     // Both processes start incrementing together, so that their transactions really interleave.
     FileHandle.standardOutput.write(Data("ready\n".utf8))

@@ -67,9 +67,7 @@ public struct FileStorage: StateStorage {
     }
 
     static func fileName(for key: String) -> String {
-        // ASCII is its own canonical composition: skip the (costly) normalization for the usual keys.
-        let normalized = key.utf8.allSatisfy { $0 < 0x80 } ? key : key.precomposedStringWithCanonicalMapping
-        return encodedName(of: normalized, keeping: { $0 != .uppercase })
+        encodedName(of: StorageKey.canonical(key), keeping: { $0 != .uppercase })
     }
 
     /// The names `key`'s file may have: the current encoding's, and the first encoding's if it differs.
