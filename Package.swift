@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "StatehouseTesting", targets: ["StatehouseTesting"]),
         .library(name: "StatehouseLogging", targets: ["StatehouseLogging"]),
         .library(name: "StatehouseSQLite", targets: ["StatehouseSQLite"]),
+        // Not API: the test helpers, for the tests of the repository's other packages (Postgres/).
+        .library(name: "_StatehouseTestSupport", targets: ["StatehouseTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),

@@ -1,0 +1,101 @@
+import Foundation
+import PostgresNIO
+import Statehouse
+import StatehousePostgres
+
+// The other process of the multi-process tests: connects to the test cluster and works on one key of one table.
+//
+//   StatehousePostgresWorker --port P --table T --key K increment N
+//       N × `update { $0 += 1 }` on a container; prints "done" once all are stored.
+//   StatehousePostgresWorker --port P --table T --key K storm N
+//       the same while the test breaks connections; flushes until it succeeds and prints "flushed"; then, once a
+//       line arrives on its standard input (every worker is done), waits until its container shows the stored
+//       value and prints "final <value>".
+//   StatehousePostgresWorker --port P --table T --key K save VALUE
+//       saves the integer VALUE; prints "done".
+
+func option(_ name: String) -> String? {
+    let arguments = CommandLine.arguments
+    return arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+}
+
+guard let port = option("--port").flatMap(Int.init), let table = option("--table"), let key = option("--key") else {
+    FileHandle.standardError.write(Data("usage: --port P --table T --key K (increment N | storm N | save VALUE)\n".utf8))
+    exit(2)
+}
+let command = Array(CommandLine.arguments.suffix(2))
+
+let client = PostgresClient(configuration: .init(
+    host: "127.0.0.1", port: port, username: "statehouse", password: nil, database: "postgres", tls: .disable
+))
+let storage = PostgresStorage(client: client, table: table)
+
+/// Prints `line` at once (`print` would buffer it in a pipe, where the test reads each line as it comes).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Waits until `condition` holds, checking every 10 ms, for at most two minutes.
+func waitFor(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<12_000 {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
+func work() async -> Int32 {
+    switch (command.first, command.last.flatMap(Int.init)) {
+    case ("increment", let count?):
+        let counter = StateContainer(0, key: key, storage: storage, externalChanges: .ignore)
+        for _ in 0..<count { counter.update { $0 += 1 } }
+        do {
+            try counter.flush()
+        } catch {
+            say("failed: \(error)")
+            return 1
+        }
+        say("done")
+    case ("storm", let count?):
+        let counter = StateContainer(0, key: key, storage: storage, externalChanges: .poll(every: .milliseconds(20)))
+        for _ in 0..<count { counter.update { $0 += 1 } }
+        guard await waitFor({ (try? counter.flush()) != nil }) else {
+            say("failed: could not flush: \(String(describing: counter.storageError?.value))")
+            return 1
+        }
+        say("flushed")
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                _ = readLine()
+                continuation.resume()
+            }
+        }
+        let stored = { (try? storage.load(key: key)).flatMap { $0 }.flatMap { try? JSONDecoder().decode(Int.self, from: $0) } }
+        guard await waitFor({ counter.value == stored() }) else {
+            say("failed: the container shows \(counter.value), the table \(String(describing: stored()))")
+            return 1
+        }
+        say("final \(counter.value)")
+    case ("save", let value?):
+        do {
+            try storage.save(Data(String(value).utf8), key: key)
+        } catch {
+            say("failed: \(error)")
+            return 1
+        }
+        say("done")
+    default:
+        say("unknown command \(command)")
+        return 2
+    }
+    return 0
+}
+
+let status = await withTaskGroup(of: Int32?.self) { group in
+    group.addTask { await PostgresStorage.run(client); return nil }
+    group.addTask { await work() }
+    let status = await group.next() ?? nil
+    group.cancelAll()
+    return status ?? 1
+}
+exit(status)
