@@ -4,6 +4,7 @@ import Statehouse
 import StatehousePostgres
 
 // The other process of the multi-process tests: connects to the test cluster and works on one key of one table.
+// `--timeout SECONDS` sets the storage's timeout (30 s by default).
 //
 //   StatehousePostgresWorker --port P --table T --key K increment N
 //       N × `update { $0 += 1 }` on a container; prints "done" once all are stored.
@@ -28,7 +29,9 @@ let command = Array(CommandLine.arguments.suffix(2))
 let client = PostgresClient(configuration: .init(
     host: "127.0.0.1", port: port, username: "statehouse", password: nil, database: "postgres", tls: .disable
 ))
-let storage = PostgresStorage(client: client, table: table)
+let storage = PostgresStorage(
+    client: client, table: table, timeout: .seconds(option("--timeout").flatMap(Int.init) ?? 30)
+)
 
 /// Prints `line` at once (`print` would buffer it in a pipe, where the test reads each line as it comes).
 func say(_ line: String) {

@@ -76,11 +76,11 @@ public final class PostgresTestCluster: Sendable {
         try pgCtl(["restart", "-m", "fast", "-w", "-t", "120"])
     }
 
-    /// Runs `sql` with `psql` and returns what it printed (unaligned, tuples only).
+    /// Runs `sql` with `psql` in `database` and returns what it printed (unaligned, tuples only).
     @discardableResult
-    public func sql(_ sql: String) throws -> String {
+    public func sql(_ sql: String, database: String = database) throws -> String {
         try Self.run(binaries.appendingPathComponent("psql").path, [
-            "-h", "127.0.0.1", "-p", "\(port)", "-U", Self.user, "-d", Self.database, "-v", "ON_ERROR_STOP=1",
+            "-h", "127.0.0.1", "-p", "\(port)", "-U", Self.user, "-d", database, "-v", "ON_ERROR_STOP=1",
             "-Atc", sql,
         ]).trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -106,10 +106,13 @@ public final class PostgresTestCluster: Sendable {
 
     // MARK: Processes
 
+    /// Runs `pg_ctl` in a session of its own, so that the server it starts is in no process group of this
+    /// process: a signal meant for the test's processes (the suite's workers) must not reach it.
     private func pgCtl(_ arguments: [String]) throws {
         try Self.runAsServerUser(
-            binaries.appendingPathComponent("pg_ctl").path,
-            ["-D", directory.appendingPathComponent("data").path] + arguments
+            "/usr/bin/setsid",
+            ["--wait", binaries.appendingPathComponent("pg_ctl").path, "-D", directory.appendingPathComponent("data").path]
+                + arguments
         )
     }
 

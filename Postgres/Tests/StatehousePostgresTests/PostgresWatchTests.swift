@@ -82,19 +82,22 @@ struct PostgresWatchTests {
             let calls = Calls()
             let watch = try storage.watchChanges(of: "k") { calls() }
             #expect(await eventually { calls.count == 1 })
-            // Keep the listener away while the change is made: new connections are refused meanwhile, so this
-            // test's own connection, opened before, does the work.
+            // Keep the listener away while the change is made: new connections to the database are refused
+            // meanwhile (set from another database: a database cannot refuse its own connections), and this test's
+            // own connection, opened before, makes the change.
             let table = storage.table
             try await withClient { admin in
                 try await admin.withConnection { connection in
                     let logger = Logger(label: "test")
-                    try await connection.query("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS false", logger: logger)
-                    try await connection.query(
+                    let pid = try await connection.query("SELECT pg_backend_pid()", logger: logger).collect()[0]
+                        .decode(Int32.self)
+                    try cluster.sql("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS false", database: "template1")
+                    try cluster.sql(
                         """
                         SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                        WHERE datname = 'postgres' AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+                        WHERE datname = 'postgres' AND pid <> \(pid) AND backend_type = 'client backend'
                         """,
-                        logger: logger
+                        database: "template1"
                     )
                     try await connection.query(
                         """
@@ -103,7 +106,7 @@ struct PostgresWatchTests {
                         """,
                         logger: logger
                     )
-                    try await connection.query("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS true", logger: logger)
+                    try cluster.sql("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS true", database: "template1")
                 }
             }
             #expect(await eventually { calls.count == 2 })

@@ -23,6 +23,20 @@ enum PostgresFailure {
     /// A transaction whose connection was lost still shows as in progress: ask again in a moment.
     struct StillInProgress: Error {}
 
+    /// Whether the connection that failed with `error` is still there: any error but a lost connection, or a
+    /// server error that ended the session (FATAL, such as `pg_terminate_backend`'s).
+    static func leavesConnectionOpen(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return true }
+        switch error.code {
+        case .server:
+            return error.serverInfo?[.severity] != "FATAL" && error.serverInfo?[.severity] != "PANIC"
+        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown:
+            return false
+        default:
+            return true
+        }
+    }
+
     /// Connection exceptions (class 08), the server shutting down or starting (57P01–57P03), and a serialization
     /// failure or deadlock (40001, 40P01), which PostgreSQL asks clients to retry.
     private static func isTransient(sqlState: String) -> Bool {

@@ -91,7 +91,7 @@ enum Schema {
             }
             try await connection.query("COMMIT", logger: logger)
         } catch {
-            await Transaction.rollBack(connection, logger: logger)
+            await Transaction.rollBack(connection, after: error, logger: logger)
             throw error
         }
     }

@@ -48,7 +48,7 @@ struct Transaction {
                 }
                 return try await store(data, replacing: stored, on: connection)
             } catch {
-                await Self.rollBack(connection, logger: logger)
+                await Self.rollBack(connection, after: error, logger: logger)
                 throw error
             }
         }
@@ -137,9 +137,12 @@ struct Transaction {
         )
     }
 
-    /// Ends the transaction on `connection` without its changes. A connection that cannot even roll back is closed,
+    /// Ends the transaction on `connection` without its changes, after `error`. A connection that is lost needs
+    /// nothing: the server ends its transaction, and a query sent to it now could wait forever (postgres-nio does
+    /// not always answer a query sent to a connection that is closing). One that cannot even roll back is closed,
     /// so that the pool never hands out a connection stuck in a failed transaction.
-    static func rollBack(_ connection: PostgresConnection, logger: Logger) async {
+    static func rollBack(_ connection: PostgresConnection, after error: (any Error)? = nil, logger: Logger) async {
+        guard !connection.isClosed, error.map(PostgresFailure.leavesConnectionOpen) ?? true else { return }
         do {
             try await connection.query("ROLLBACK", logger: logger)
         } catch {
