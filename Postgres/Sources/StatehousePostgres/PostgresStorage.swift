@@ -36,7 +36,7 @@ import Statehouse
 ///   under `withTaskExecutorPreference` or in a `ServiceGroup` of swift-service-lifecycle, or keep
 ///   `minimumConnections` open. An operation that waits longer than ``timeout`` throws instead of hanging.
 /// - On an event loop's thread (a SwiftNIO channel handler, a task on an event-loop executor) the operations throw
-///   ``StorageError/Kind/invalidConfiguration`` instead of blocking the loop their own connection may need.
+///   `StorageError.Kind.invalidConfiguration` instead of blocking the loop their own connection may need.
 ///
 /// Every failure is a `StorageError` with the key, the operation and postgres-nio's error as its cause; messages
 /// never hold the value or the password. (A `PSQLError`'s `String(reflecting:)` includes its query and parameters.)
