@@ -9,12 +9,16 @@ let package = Package(
         .library(name: "StatehouseTesting", targets: ["StatehouseTesting"]),
         .library(name: "StatehouseLogging", targets: ["StatehouseLogging"]),
         .library(name: "StatehouseSQLite", targets: ["StatehouseSQLite"]),
+        .library(name: "StatehouseMetrics", targets: ["StatehouseMetrics"]),
+        .library(name: "StatehouseSecure", targets: ["StatehouseSecure"]),
         // Not API: the test helpers, for the tests of the repository's other packages (Postgres/).
         .library(name: "_StatehouseTestSupport", targets: ["StatehouseTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         // `swift package generate-documentation`; a plugin only, nothing links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -28,6 +32,15 @@ let package = Package(
             name: "StatehouseLogging",
             dependencies: ["Statehouse", .product(name: "Logging", package: "swift-log")]
         ),
+        // Chosen container changes and store actions as swift-metrics counters and swift-log events; a module of its
+        // own so that the core depends on the toolchain only.
+        .target(
+            name: "StatehouseMetrics",
+            dependencies: [
+                "Statehouse", .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // SQLite storage; a module of its own so that the core depends on the toolchain only.
         .target(
             name: "StatehouseSQLite",
@@ -37,8 +50,13 @@ let package = Package(
         .executableTarget(name: "StatehouseCrashWriter", dependencies: ["Statehouse"]),
         // Ends a process with writes pending, by exit() inside a reducer or by SIGTERM: the exit tests' child.
         .executableTarget(name: "StatehouseExitWriter", dependencies: ["Statehouse"]),
-        // What the test targets share: a thread-safe recorder, polling with a deadline, finding helper executables.
-        .target(name: "StatehouseTestSupport", dependencies: ["Statehouse"], path: "Tests/StatehouseTestSupport"),
+        // What the test targets share: a thread-safe recorder, polling with a deadline, finding helper executables,
+        // and a swift-log handler that keeps what it is given.
+        .target(
+            name: "StatehouseTestSupport",
+            dependencies: ["Statehouse", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/StatehouseTestSupport"
+        ),
         .testTarget(
             name: "StatehouseTests",
             // StatehouseTesting for its ManualClock, which drives the time-based effects' tests.
@@ -48,10 +66,28 @@ let package = Package(
             ]
         ),
         .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting", "StatehouseTestSupport"]),
-        .testTarget(name: "StatehouseLoggingTests", dependencies: ["StatehouseLogging"]),
+        .testTarget(name: "StatehouseLoggingTests", dependencies: ["StatehouseLogging", "StatehouseTestSupport"]),
+        .testTarget(
+            name: "StatehouseMetricsTests",
+            dependencies: [
+                "StatehouseMetrics", "StatehouseTestSupport", .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
         // Another process on the same database: the other side of the SQLite two-process tests.
         .executableTarget(name: "StatehouseSQLiteWorker", dependencies: ["StatehouseSQLite", "StatehouseTestSupport"]),
         .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite", "StatehouseTestSupport", "StatehouseSQLiteWorker"]),
+        // Encrypted storage on swift-crypto (and the Keychain on Apple platforms); a module of its own so that the
+        // core depends on the toolchain only.
+        .target(
+            name: "StatehouseSecure",
+            dependencies: ["Statehouse", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // Writes to an encrypted container until killed: the child process of the secure storage's crash test.
+        .executableTarget(name: "StatehouseSecureCrashWriter", dependencies: ["StatehouseSecure"]),
+        .testTarget(
+            name: "StatehouseSecureTests",
+            dependencies: ["StatehouseSecure", "StatehouseTestSupport", "StatehouseSecureCrashWriter"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -18,6 +18,7 @@ let package = Package(
                 .product(name: "Statehouse", package: "Statehouse"),
                 .product(name: "StatehouseTesting", package: "Statehouse"),
                 .product(name: "StatehouseSQLite", package: "Statehouse"),
+                .product(name: "StatehouseSecure", package: "Statehouse"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 "CHeapStatistics",
             ]

@@ -20,7 +20,7 @@ public final class SQLiteStorage: StateStorage {
 
     /// Opens (or creates) the database at `path`.
     ///
-    /// - Throws: `StorageError` (``StorageError/Kind/invalidConfiguration``, operation `.open`) if the file cannot be
+    /// - Throws: `StorageError` (kind `.invalidConfiguration`, operation `.open`) if the file cannot be
     ///   created or opened, or is not a database.
     public convenience init(path: String) throws(StorageError) {
         self.init(opening: path)

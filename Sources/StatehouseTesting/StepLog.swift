@@ -10,7 +10,7 @@ struct StepProgress<State: Sendable, Action: Sendable>: Sendable {
     var asserted: State
 
     /// Takes the step of the action the test sent as `number`, with the steps applied before it.
-    mutating func takeSent(number: UInt64) -> (skipped: [TestStep<State, Action>], step: TestStep<State, Action>)? {
+    mutating func takeSent(number: UInt64) -> TakenStep<State, Action>? {
         guard let index = pending.firstIndex(where: { $0.isSent(number: number) }) else { return nil }
         return take(through: index)
     }
@@ -23,7 +23,7 @@ struct StepProgress<State: Sendable, Action: Sendable>: Sendable {
     /// Takes the first received step that `matches` accepts, with the steps applied before it.
     mutating func takeReceived(
         matching matches: (Action) -> Bool
-    ) -> (skipped: [TestStep<State, Action>], step: TestStep<State, Action>)? {
+    ) -> TakenStep<State, Action>? {
         guard let index = pending.firstIndex(where: { $0.isReceived && matches($0.action.action) }) else { return nil }
         return take(through: index)
     }
@@ -43,14 +43,23 @@ struct StepProgress<State: Sendable, Action: Sendable>: Sendable {
 
     private mutating func take(
         through index: Int
-    ) -> (skipped: [TestStep<State, Action>], step: TestStep<State, Action>) {
+    ) -> TakenStep<State, Action> {
         let step = pending[index]
         let skipped = Array(pending[..<index])
         pending.removeFirst(index + 1)
         // The assertion closure sees the state just before the action: after the skipped steps, if any.
         asserted = step.before
-        return (skipped, step)
+        return TakenStep(skipped: skipped, step: step)
     }
+}
+
+/// A step taken for the test, with the steps applied before it that the test did not assert.
+///
+/// A struct, not a tuple: the test store's code is generic, and a generic tuple type is rebuilt from its mangled name
+/// each time it is used (the runtime caches nominal types, not these), which made each `send` cost microseconds.
+struct TakenStep<State: Sendable, Action: Sendable>: Sendable {
+    let skipped: [TestStep<State, Action>]
+    let step: TestStep<State, Action>
 }
 
 /// The steps the inner store applies, and the wake-up of a test waiting for one: `receive` waits on a signal, not
@@ -92,8 +101,11 @@ final class StepLog<State: Sendable, Action: Sendable>: Sendable {
         for attempt: (inout StepProgress<State, Action>) -> Result?
     ) async -> Result? {
         while true {
-            let (result, generation) = contents.withLock { contents in
-                (attempt(&contents.progress), contents.generation)
+            // No tuple: in this generic code it would be rebuilt from its mangled name on every call.
+            var generation: UInt64 = 0
+            let result = contents.withLock { contents in
+                generation = contents.generation
+                return attempt(&contents.progress)
             }
             if let result { return result }
             guard ContinuousClock.now < deadline else { return nil }

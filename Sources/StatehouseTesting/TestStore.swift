@@ -172,13 +172,13 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         }
         store.dispatch(.sent(action, number: number))
         let deadline = ContinuousClock.now + Self.applyTimeout
-        guard let (skipped, step) = await log.wait(until: deadline, for: { $0.takeSent(number: number) }) else {
+        guard let taken = await log.wait(until: deadline, for: { $0.takeSent(number: number) }) else {
             return fail(
                 "The store did not apply \(ValueDescription.line(action)) within \(Self.applyTimeout): is a reducer stuck?",
                 sourceLocation: sourceLocation
             )
         }
-        let unasserted = skipped.filter(\.isReceived).map(\.action.action)
+        let unasserted = taken.skipped.filter(\.isReceived).map(\.action.action)
         if exhaustivity == .on, !unasserted.isEmpty {
             Issue.record(
                 """
@@ -188,7 +188,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
                 sourceLocation: sourceLocation
             )
         }
-        check(step, assert: assert, sourceLocation: sourceLocation)
+        check(taken.step, assert: assert, sourceLocation: sourceLocation)
     }
 
     /// Checks that the next action an effect sent back is `expected` (waiting for it until `timeout`), and the state
@@ -298,7 +298,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     ) async {
         let deadline = ContinuousClock.now + timeout
         guard exhaustivity == .on else {
-            guard let (_, step) = await log.wait(until: deadline, for: { $0.takeReceived(matching: matches) }) else {
+            guard let taken = await log.wait(until: deadline, for: { $0.takeReceived(matching: matches) }) else {
                 return fail(
                     """
                     Expected to receive \(description()), but no effect sent a matching action within \(timeout) \
@@ -307,7 +307,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
                     sourceLocation: sourceLocation
                 )
             }
-            return check(step, assert: assert, sourceLocation: sourceLocation)
+            return check(taken.step, assert: assert, sourceLocation: sourceLocation)
         }
         guard let step = await log.wait(until: deadline, for: { $0.takeFirst() }) else {
             return fail(

@@ -1,40 +1,8 @@
 import Logging
 import Statehouse
 import StatehouseLogging
-import Synchronization
+import StatehouseTestSupport
 import Testing
-
-/// A swift-log handler that keeps what it is given.
-final class CapturingHandler: LogHandler, Sendable {
-    struct Entry: Sendable, Equatable {
-        var level: Logger.Level
-        var message: String
-        var metadata: [String: String]
-    }
-
-    let entries = Mutex<[Entry]>([])
-    var metadata: Logger.Metadata {
-        get { [:] }
-        set {}
-    }
-    var logLevel: Logger.Level {
-        get { .trace }
-        set {}
-    }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { nil }
-        set {}
-    }
-
-    func log(event: LogEvent) {
-        let entry = Entry(
-            level: event.level, message: "\(event.message)",
-            metadata: (event.metadata ?? [:]).mapValues { "\($0)" }
-        )
-        entries.withLock { $0.append(entry) }
-    }
-}
 
 struct Tally: Equatable, Sendable {
     var count = 0
@@ -43,7 +11,7 @@ struct Tally: Equatable, Sendable {
 @Suite("Logging middleware")
 struct LoggingMiddlewareTests {
     @Test func logsEachActionAndOptionallyTheState() {
-        let handler = CapturingHandler()
+        let handler = CapturingLogHandler()
         let logger = Logger(label: "test.store") { _ in handler }
         let store = Store(
             initialState: Tally(),
@@ -51,7 +19,7 @@ struct LoggingMiddlewareTests {
             middleware: [.logging(logger, level: .info, includeState: true)]
         )
         store.dispatch(2)
-        let entries = handler.entries.withLock { $0 }
+        let entries = handler.entries
         #expect(entries == [
             .init(level: .info, message: "action", metadata: ["action": "2"]),
             .init(level: .info, message: "state", metadata: ["action": "2", "state": "Tally(count: 2)"]),

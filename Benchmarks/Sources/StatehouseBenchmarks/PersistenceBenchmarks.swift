@@ -65,6 +65,7 @@ func persistenceTable() throws -> Table {
         "SQLite update, atomic across processes (read + write, one transaction)", unit: "ns",
         cells: [Cell(value: updateTime / Double(sqliteUpdates)), nil], target: ""
     )
+    try addSecureStorageRows(to: &table, in: directory)
     return table
 }
 

@@ -32,7 +32,8 @@ extension StateContainer {
         } body: { _ in
             { continuation.yield($0) }
         }
-        continuation.onTermination = { _ in subscription.cancel() }
+        // Not `cancel()`, which waits for a delivery in progress: see `Subscription.cancelWithoutWaiting()`.
+        continuation.onTermination = { _ in subscription.cancelWithoutWaiting() }
         return stream
     }
 }

@@ -76,6 +76,19 @@ public final class StateContainer<Value: Sendable>: Sendable {
         return locked { $0.value }
     }
 
+    /// How many times the value has changed since the container was created.
+    ///
+    /// Each ``modify(_:)``, ``update(_:)`` and ``didModify()`` counts one, and so does each value taken from storage
+    /// after another process changed it; the count grows under the same lock as the change. Listeners can be called
+    /// fewer times than that, since changes that queue up while a listener runs are coalesced (see ``Delivery``): a
+    /// listener that must count every change reads this in each call and counts the difference from what it read in
+    /// its previous call. The last change always gets a call of its own, so such a tally ends exact.
+    ///
+    /// - Complexity: O(1).
+    public var changeCount: UInt64 {
+        locked { $0.changeCount }
+    }
+
     /// Replaces the value, then notifies the listeners.
     @inlinable
     public func modify(_ newValue: Value) {

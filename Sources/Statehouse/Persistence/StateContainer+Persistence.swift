@@ -11,7 +11,7 @@ extension StateContainer where Value: Codable {
     /// - The stored value under `key` is loaded now; with nothing stored, the container starts from `defaultValue`.
     /// - Stored bytes that do not decode (a corrupt file, a type that changed) are not fatal and not lost: the
     ///   container starts from `defaultValue`, the bytes are kept under a key of their own
-    ///   (`<key>.undecodable.<milliseconds>`), and ``storageError`` says so. If they cannot be kept aside, or the
+    ///   (`<key>.undecodable.<milliseconds>-<random>`), and ``storageError`` says so. If they cannot be kept aside, or the
     ///   storage cannot be read, the container does not write either, so it never overwrites data it did not read.
     /// - Changes are written as `writes` says: coalesced by default (see ``WritePolicy``). ``flush()`` writes now;
     ///   deallocation and a normal exit write what is pending.

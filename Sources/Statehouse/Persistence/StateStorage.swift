@@ -22,7 +22,9 @@ extension StateStorage {
     /// Keeps `data`, which could not be decoded from `key`, under a key of its own, so that it is not overwritten
     /// by the next save. Returns that key.
     func setAside(_ data: Data, from key: String) throws -> String {
-        let asideKey = "\(key).undecodable.\(Int(Date().timeIntervalSince1970 * 1000))"
+        // The time orders the kept copies; the random part keeps two kept in the same millisecond (by two processes,
+        // say) from overwriting each other.
+        let asideKey = "\(key).undecodable.\(Int(Date().timeIntervalSince1970 * 1000))-\(UInt32.random(in: 0...UInt32.max))"
         try save(data, key: asideKey)
         return asideKey
     }

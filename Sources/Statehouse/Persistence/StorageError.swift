@@ -84,7 +84,13 @@ extension StorageError {
     /// }
     /// ```
     ///
-    /// - Parameter place: Where the storage keeps its data (a directory, a database), for the message.
+    /// - Parameters:
+    ///   - key: The state key the storage works on, if any.
+    ///   - operation: What the storage does.
+    ///   - place: Where the storage keeps its data (a directory, a database), for the message.
+    ///   - body: The storage's work.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, as a `StorageError`.
     public static func catching<Result>(
         key: String?,
         operation: Operation,

@@ -65,7 +65,8 @@ extension Store {
     /// the stream when the store lets go of the listener.
     ///
     /// The subscription keeps the store alive, and the store its listener: the cycle ends with the stream, whose
-    /// termination cancels the token. The listener's ``StreamEnd`` then finishes the stream after its last value.
+    /// termination cancels the subscription, without waiting for a `yield` in progress (it may be resuming the very
+    /// task whose cancellation ended the stream). The listener's ``StreamEnd`` then finishes the stream after its last value.
     private func stream<Value: Sendable>(
         bufferingPolicy: AsyncStream<Value>.Continuation.BufferingPolicy,
         subscribe: (@escaping @Sendable (Value) -> Void) -> SubscriptionToken
@@ -73,7 +74,8 @@ extension Store {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: bufferingPolicy)
         let end = StreamEnd(continuation)
         let token = subscribe { value in end.continuation.yield(value) }
-        continuation.onTermination = { _ in token.cancel() }
+        // Not `token.cancel()`, which waits for a delivery in progress: see `Subscription.cancelWithoutWaiting()`.
+        continuation.onTermination = { _ in token.subscription.cancelWithoutWaiting() }
         return stream
     }
 }

@@ -16,6 +16,8 @@ struct StoreState<State: Sendable>: Sendable {
     @usableFromInline private(set) var groupsByKey: [SelectionKey: Int] = [:]
     /// How many subscribers are registered, in every group.
     @usableFromInline private(set) var subscriberCount = 0
+    /// How many key-path groups have no subscriber (see ``remove(_:)``).
+    @usableFromInline private(set) var emptyKeyedGroups = 0
 
     @inlinable
     init(state: State?) {
@@ -102,7 +104,10 @@ struct StoreState<State: Sendable>: Sendable {
         if let key, let shared = groupsByKey[key] {
             groupIndex = shared
             // An empty group was not refreshed while empty: bring its last selection up to date first.
-            if let group = groups[shared], group.subscribers.isEmpty { _ = group.refresh(state) }
+            if let group = groups[shared], group.subscribers.isEmpty {
+                _ = group.refresh(state)
+                emptyKeyedGroups -= 1
+            }
         } else {
             groupIndex = freeGroups.popLast() ?? groups.count
             if groupIndex == groups.count {
@@ -122,8 +127,12 @@ struct StoreState<State: Sendable>: Sendable {
     }
 
     /// Removes `subscription`. A selection of its own goes with it; a key-path group stays, empty, for the next
-    /// subscriber of that key path (there are only as many as the code has key paths, and an empty group costs
-    /// nothing per dispatch).
+    /// subscriber of that key path, so that subscribing and cancelling in a loop selects and allocates nothing.
+    ///
+    /// Key paths are values, though (`\.rows[id]`): the empty groups are let go once they outnumber the key-path
+    /// groups that have subscribers (and are more than 16), and every group once the last subscriber is gone from a
+    /// store that had many. So the groups, their last selections, and the slots each dispatch walks are bounded by
+    /// the subscribers a store has had at once, not by every key path it was ever asked for.
     ///
     /// - Returns: Whether this removed the last subscriber.
     /// - Complexity: O(1) amortized.
@@ -133,12 +142,43 @@ struct StoreState<State: Sendable>: Sendable {
         let before = groups[groupIndex]?.subscribers.count ?? 0
         groups[groupIndex]?.subscribers.remove(subscription, at: slot)
         guard let group = groups[groupIndex], group.subscribers.count < before else { return false }
-        if group.subscribers.isEmpty, group.key == nil {
-            groups[groupIndex] = nil
-            freeGroups.append(groupIndex)
-        }
         subscriberCount -= 1
+        if group.subscribers.isEmpty {
+            if group.key == nil {
+                groups[groupIndex] = nil
+                freeGroups.append(groupIndex)
+            } else {
+                emptyKeyedGroups += 1
+            }
+        }
+        if subscriberCount == 0, groups.count > 64 {
+            dropAllGroups()
+        } else if emptyKeyedGroups > max(16, groupsByKey.count - emptyKeyedGroups) {
+            dropEmptyKeyedGroups()
+        }
         return subscriberCount == 0
+    }
+
+    /// Frees every key-path group that has no subscriber. O(key-path groups), of which at least half are freed.
+    @usableFromInline
+    mutating func dropEmptyKeyedGroups() {
+        let emptied = groupsByKey.filter { groups[$0.value]?.subscribers.isEmpty ?? true }
+        for (key, index) in emptied {
+            groups[index] = nil
+            freeGroups.append(index)
+            groupsByKey[key] = nil
+        }
+        emptyKeyedGroups = 0
+    }
+
+    /// Frees every group, when none has a subscriber left: a burst of subscribers leaves no slots behind for every
+    /// dispatch to walk.
+    @usableFromInline
+    mutating func dropAllGroups() {
+        groups = []
+        freeGroups = []
+        groupsByKey = [:]
+        emptyKeyedGroups = 0
     }
 
     /// Empties every group (the store is going away) and returns the subscriptions.
@@ -147,9 +187,7 @@ struct StoreState<State: Sendable>: Sendable {
         for index in groups.indices {
             subscriptions += groups[index]?.subscribers.removeAll() ?? []
         }
-        groups = []
-        freeGroups = []
-        groupsByKey = [:]
+        dropAllGroups()
         subscriberCount = 0
         return subscriptions
     }

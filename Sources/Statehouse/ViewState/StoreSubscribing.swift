@@ -12,9 +12,9 @@
 ///   closure is called.
 /// - Nothing is delivered after the object is deallocated: the closure is given the object, held weakly, and is
 ///   not called once it is gone. Capture the object only through that argument, or the store will keep it alive.
-/// - The store lets go of the closure (and what it captured) at the first delivery after the object is gone; the
-///   subscriptions themselves are released with the object's other associated values (see
-///   ``AssociatedObjectsTable``).
+/// - The store lets go of the closure (and what it captured) at its first change after the object is gone, whether
+///   or not that change touches what the object selects; the subscription then no longer keeps the store alive.
+///   The tokens themselves are released with the object's other associated values (see ``AssociatedObjectsTable``).
 ///
 /// Deliveries come from the thread that dispatches unless you pass `on: .mainActor` (or a queue).
 public protocol StoreSubscribing: AssociatedObjects, Sendable {}
@@ -63,8 +63,11 @@ extension StoreSubscribing {
     /// Subscribes to what `select` picks from `store`'s state, delivering it with the object while the object
     /// lives; keeps the token as this object's subscription to `store`, cancelling the one it replaces.
     ///
-    /// The first delivery that finds the object gone cancels the subscription, so the store lets go of `deliver` and
-    /// what it captured then, not only when a sweep of ``AssociatedObjectsTable`` releases the object's tokens.
+    /// The first change of the store that finds the object gone cancels the subscription, so the store lets go of
+    /// `deliver` and what it captured then, and the subscription of the store, not only when a sweep of
+    /// ``AssociatedObjectsTable`` releases the object's tokens. The selection says whether the object is gone, so
+    /// that a change that leaves the selection as it was (a view state that did not change) still reaches the
+    /// listener, which does the cancelling.
     func keep<State, Action, Value: Sendable>(
         subscriptionTo store: Store<State, Action>,
         select: @escaping @Sendable (State) -> Value,
@@ -74,8 +77,16 @@ extension StoreSubscribing {
     ) {
         // Filled in before this method returns, while `self` is certainly alive: no delivery can find it gone sooner.
         let subscription = Locked<Subscription?>(nil)
-        let token = store.subscribe(select: select, isDuplicate: isDuplicate, on: delivery) { [weak self] value in
-            guard let self else {
+        let token = store.subscribe(
+            select: { [weak self] (state: State) -> OwnedSelection<Value> in
+                self == nil ? .ownerGone : .selected(select(state))
+            },
+            isDuplicate: { (last: OwnedSelection<Value>, new: OwnedSelection<Value>) in
+                last.isDuplicate(of: new, by: isDuplicate)
+            },
+            on: delivery
+        ) { [weak self] selection in
+            guard let self, case .selected(let value) = selection else {
                 // Cancelling from inside its own call does not wait for the call to end.
                 return subscription.withLock { $0 }?.cancel() ?? ()
             }
@@ -87,5 +98,17 @@ extension StoreSubscribing {
 
     private var subscriptions: StoreSubscriptions {
         associatedValue(for: subscriptionsKey) { StoreSubscriptions() }
+    }
+}
+
+/// What a ``StoreSubscribing`` object's subscription selects: the object's selection, or that the object is gone.
+enum OwnedSelection<Value: Sendable>: Sendable {
+    case selected(Value)
+    case ownerGone
+
+    /// Whether `self` and `other` are the same selection by `isDuplicate`; never when the owner is gone.
+    func isDuplicate(of other: Self, by isDuplicate: (Value, Value) -> Bool) -> Bool {
+        guard case .selected(let value) = self, case .selected(let otherValue) = other else { return false }
+        return isDuplicate(value, otherValue)
     }
 }

@@ -85,6 +85,22 @@ struct StorageErrorTests {
         #expect(throws: StorageError.self) { try count.flush() }
     }
 
+    @Test func aLoadErrorKeepsTheStoragesKindAndStopsWrites() throws {
+        struct Unauthentic: StateStorage {
+            func load(key: String) throws -> Data? {
+                throw StorageError(.authenticationFailed, key: key, operation: .load, message: "The seal is broken.")
+            }
+            func save(_ data: Data, key: String) throws {}
+            func remove(key: String) throws {}
+        }
+        let secret = StateContainer("default", key: "errors.unauthentic", storage: Unauthentic())
+        let error = try #require(secret.storageError?.value)
+        #expect(error.kind == .authenticationFailed && error.operation == .load)
+        #expect(error.message.contains("The seal is broken.") && error.message.contains("will not write"))
+        secret.modify("new")
+        #expect(throws: StorageError.self) { try secret.flush() }
+    }
+
     @Test func aValueThatCannotBeEncodedIsAnUnencodableError() throws {
         let storage = MemoryStorage()
         let value = StateContainer(Unencodable(), key: "errors.unencodable", storage: storage)

@@ -70,8 +70,7 @@ import Synchronization
     /// `cancel()` that waits for this thread's call (two listeners cancelling each other from inside their calls),
     /// it returns without waiting, since neither wait could ever end.
     final func cancel() {
-        guard !cancelled.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        detach()
+        guard cancelWithoutWaiting() else { return }
         let me = currentThreadIdentity()
         var waits = 0
         var registered = false
@@ -94,7 +93,23 @@ import Synchronization
         }
     }
 
-    /// Removes the subscription's listener from its owner. Called once, by the first ``cancel()``.
+    /// Stops delivery without waiting for a call in progress on another thread; idempotent.
+    ///
+    /// Only for a listener of the library's own whose call may safely outlive its cancellation: an async stream's,
+    /// whose late `yield` the ended stream drops. A stream is cancelled from its task's cancellation handler, which
+    /// runs with that task's status lock held, and the call ``cancel()`` would wait for may be a `yield` that is
+    /// resuming that very task, so waiting for its lock: neither wait would ever end.
+    ///
+    /// - Returns: Whether this call cancelled the subscription (`false` if it was cancelled before).
+    @discardableResult
+    final func cancelWithoutWaiting() -> Bool {
+        guard !cancelled.exchange(true, ordering: .sequentiallyConsistent) else { return false }
+        detach()
+        return true
+    }
+
+    /// Removes the subscription's listener from its owner. Called once, by the first ``cancel()`` or
+    /// ``cancelWithoutWaiting()``.
     func detach() {}
 
     /// Called once when the owner is deallocated while the subscription is registered, before it is cancelled.

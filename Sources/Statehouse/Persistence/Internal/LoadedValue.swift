@@ -20,10 +20,13 @@ struct LoadedValue<Value> {
             self.error = error
             return
         } catch {
-            self.error = StorageError(.io, key: key, operation: .load, message: """
-                Could not read \(String(reflecting: key)): \(error). It starts from its default and will not \
-                write, so that it does not overwrite data it could not read. Fix the storage and restart.
-                """, cause: error)
+            // The storage's own kind stays (an unauthentic value is not an I/O failure); its message comes first.
+            let typed = error as? StorageError
+            self.error = StorageError(typed?.kind ?? .io, key: key, operation: typed?.operation ?? .load, message: """
+                Could not read \(String(reflecting: key)): \(typed?.message ?? "\(error).") It starts from its \
+                default and will not write, so that it does not overwrite data it could not read. Fix the storage \
+                and restart.
+                """, cause: typed?.cause ?? error)
             canWrite = false
             return
         }

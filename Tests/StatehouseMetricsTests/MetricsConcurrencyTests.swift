@@ -1,0 +1,77 @@
+import Dispatch
+import Foundation
+import Statehouse
+import StatehouseMetrics
+import StatehouseTestSupport
+import Synchronization
+import Testing
+
+/// Many threads at once. Serialized: these tests block threads, which would starve Swift Testing's cooperative pool
+/// on a two-core machine if they ran side by side.
+@Suite("Recording under concurrency", .serialized)
+struct MetricsConcurrencyTests {
+    static let threads = 8
+    static let iterations = 2_000
+
+    @Test(arguments: [false, true])
+    func countsEveryChangeFromManyThreadsExactly(queued: Bool) async {
+        let fixture = MetricsFixture()
+        let key = "metrics.threads.\(queued)"
+        let count = StateContainer(0, key: key)
+        let queue = DispatchQueue(label: "test.metrics.threads", attributes: .concurrent)
+        let delivery: Delivery = queued ? .queue(queue) : .synchronous
+        let token = count.recordChanges(to: fixture.metrics, values: .described, on: delivery)
+        DispatchQueue.concurrentPerform(iterations: Self.threads) { _ in
+            for _ in 0..<Self.iterations { count.update { $0 += 1 } }
+        }
+        let total = Self.threads * Self.iterations
+        // The last changes may still be on their way: handed to a background thread, or queued.
+        #expect(await eventually { fixture.changes(key: key) == Int64(total) })
+        // Changes that queued up behind a running listener were coalesced into fewer events, the last one last.
+        #expect(await eventually { fixture.loggedValues.last == "\(total)" })
+        #expect(fixture.logs.entries.count <= total)
+        #expect(fixture.changes(key: key) == Int64(total))
+        token.cancel()
+    }
+
+    @Test func countsEveryActionFromManyThreadsExactly() async {
+        let fixture = MetricsFixture()
+        let store = fixture.store("threads")
+        DispatchQueue.concurrentPerform(iterations: Self.threads) { thread in
+            for iteration in 0..<Self.iterations {
+                store.dispatch(iteration.isMultiple(of: 2) ? .visit : .rename("thread \(thread)"))
+            }
+        }
+        let half = Int64(Self.threads * Self.iterations / 2)
+        #expect(await eventually { store.state.visits == Int(half) })
+        #expect(fixture.actions(store: "threads", action: "visit") == half)
+        #expect(fixture.actions(store: "threads", action: "rename") == half)
+        #expect(fixture.logs.entries.count == Self.threads * Self.iterations)
+    }
+
+    @Test func nothingIsRecordedOnceCancelReturnsWhileOtherThreadsChangeTheContainer() async {
+        let fixture = MetricsFixture()
+        let key = "metrics.threads.cancel"
+        let count = StateContainer(0, key: key)
+        let token = count.recordChanges(to: fixture.metrics)
+        let stop = Atomic<Bool>(false)
+        let finished = Atomic<Int>(0)
+        // Threads of their own: on Linux, Dispatch's global queues are also the pool that runs this test's task.
+        for _ in 0..<Self.threads {
+            Thread {
+                while !stop.load(ordering: .relaxed) { count.update { $0 += 1 } }
+                finished.add(1, ordering: .relaxed)
+            }.start()
+        }
+        #expect(await eventually { count.value >= 1_000 })
+        token.cancel()
+        let atCancel = (changes: fixture.changes(key: key), events: fixture.logs.entries.count, value: count.value)
+        // Changes go on after the cancel; none of them may be recorded.
+        #expect(await eventually { count.value >= atCancel.value + 1_000 })
+        stop.store(true, ordering: .relaxed)
+        #expect(await eventually { finished.load(ordering: .relaxed) == Self.threads })
+        #expect(atCancel.changes > 0)
+        #expect(fixture.changes(key: key) == atCancel.changes)
+        #expect(fixture.logs.entries.count == atCancel.events)
+    }
+}
