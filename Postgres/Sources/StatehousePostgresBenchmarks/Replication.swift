@@ -26,7 +26,8 @@ func makeClicks(_ client: PostgresClient, log: String) throws -> ReplicatedStore
     try ReplicatedStore(client: client, log: log, initialState: Clicks()) { state, _ in state.count += 1 }
 }
 
-/// The other process: follows `log`, prints "ready" once caught up, then "<count> <nanoseconds>" at each action.
+/// The other process: follows `log`; once caught up, prints "<count> <nanoseconds>" now (the parent's signal to
+/// start: "0 …") and at each action.
 func follow(_ log: String) async throws {
     let replica = try makeClicks(client, log: log)
     let running = Task { try await replica.run() }
@@ -34,7 +35,6 @@ func follow(_ log: String) async throws {
     let token = replica.store.subscribe(\.count) { count in
         FileHandle.standardOutput.write(Data("\(count) \(monotonicNanoseconds())\n".utf8))
     }
-    FileHandle.standardOutput.write(Data("ready\n".utf8))
     // The parent closes our standard input when it is done.
     for await _ in lines(of: FileHandle.standardInput) {}
     token.cancel()
@@ -73,13 +73,14 @@ func measureReplication(actions: Int) async throws {
         await local.waitUntilCaughtUp()
 
         let follower = Process()
-        follower.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        follower.executableURL = Bundle.main.executableURL
         follower.arguments = ["--port", "\(port)", "--follow", log]
         let (input, output) = (Pipe(), Pipe())
         (follower.standardInput, follower.standardOutput) = (input, output)
         try follower.run()
         var lines = lines(of: output.fileHandleForReading).makeAsyncIterator()
-        guard await lines.next() == "ready" else { throw BenchmarkError("the follower did not start") }
+        let first = await lines.next()
+        guard first?.hasPrefix("0 ") == true else { throw BenchmarkError("the follower did not start: \(first ?? "no output")") }
 
         try await client.query("CREATE TABLE IF NOT EXISTS benchmark_inserts (id bigserial PRIMARY KEY, value bytea)")
         let value = Data(#"{"click":{}}"#.utf8)
