@@ -62,7 +62,8 @@ import Statehouse
 ///
 /// Every `snapshotEvery` actions, the store that appended the action stores the encoded state after it in
 /// `<log>_snapshots`. A store starting (a new process, a restart) takes the newest snapshot and applies only the
-/// actions after it. The log itself is kept whole: a snapshot that no longer decodes (the state's type changed) is
+/// actions after it: its subscribers see the snapshot's state, then each action after it. (Call
+/// ``waitUntilCaughtUp()`` before dispatching when that matters.) The log itself is kept whole: a snapshot that no longer decodes (the state's type changed) is
 /// reported and the whole log replayed instead.
 public final class ReplicatedStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
     /// The store to subscribe to and dispatch to: its actions go to the log, and it shows the log's state.
@@ -130,7 +131,7 @@ public final class ReplicatedStore<State: Codable & Sendable, Action: Codable & 
 
     /// Creates a store on the action log `log` whose reducer only changes the state.
     ///
-    /// See ``init(client:log:initialState:snapshotEvery:verifyDeterminism:onIssue:reducer:)-(_,_,_,_,_,_,(State,Action)->Effect<Action>)``.
+    /// Everything else is as for the initializer whose reducer returns an `Effect`.
     public convenience init(
         client: PostgresClient,
         log: String = "statehouse_actions",

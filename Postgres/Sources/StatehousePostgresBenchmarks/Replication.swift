@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import PostgresTestCluster
 import Statehouse
 import StatehousePostgres
 
@@ -36,26 +37,9 @@ func follow(_ log: String) async throws {
         FileHandle.standardOutput.write(Data("\(count) \(monotonicNanoseconds())\n".utf8))
     }
     // The parent closes our standard input when it is done.
-    for await _ in lines(of: FileHandle.standardInput) {}
+    for await _ in readLines(from: FileHandle.standardInput) {}
     token.cancel()
     running.cancel()
-}
-
-/// The lines `handle` delivers, read on a thread of their own, until its end.
-func lines(of handle: FileHandle) -> AsyncStream<String> {
-    let (stream, continuation) = AsyncStream<String>.makeStream()
-    Thread.detachNewThread {
-        var pending = Data()
-        while case let data = handle.availableData, !data.isEmpty {
-            pending.append(data)
-            while let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                continuation.yield(String(decoding: pending[..<end], as: UTF8.self))
-                pending.removeSubrange(...end)
-            }
-        }
-        continuation.finish()
-    }
-    return stream
 }
 
 /// The p50 and p99 of `samples`, in microseconds.
@@ -78,7 +62,7 @@ func measureReplication(actions: Int) async throws {
         let (input, output) = (Pipe(), Pipe())
         (follower.standardInput, follower.standardOutput) = (input, output)
         try follower.run()
-        var lines = lines(of: output.fileHandleForReading).makeAsyncIterator()
+        var lines = readLines(from: output.fileHandleForReading).makeAsyncIterator()
         let first = await lines.next()
         guard first?.hasPrefix("0 ") == true else { throw BenchmarkError("the follower did not start: \(first ?? "no output")") }
 
