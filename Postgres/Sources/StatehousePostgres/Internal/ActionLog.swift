@@ -1,9 +1,9 @@
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import PostgresNIO
-import Synchronization
 
 /// One action as the log holds it.
 struct LogEntry: Sendable {
@@ -25,7 +25,7 @@ final class ActionLog: Sendable {
     /// Where the store's tasks run: an event loop, never blocked, where Swift's cooperative pool may be (see
     /// ``EventLoopTaskExecutor``).
     let executor = EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())
-    private let isMigrated = Mutex(false)
+    private let isMigrated = NIOLockedValueBox(false)
     /// How long one call may wait for PostgreSQL before it fails with ``TimedOut``.
     let operationTimeout = Duration.seconds(5)
 
@@ -48,9 +48,9 @@ final class ActionLog: Sendable {
 
     /// Makes the log, once per store.
     func migrateIfNeeded(on connection: PostgresConnection) async throws {
-        guard !isMigrated.withLock({ $0 }) else { return }
+        guard !isMigrated.withLockedValue({ $0 }) else { return }
         try await Schema.migrate(names.log, LogSchema.migrations(for: names), on: connection, logger: logger)
-        isMigrated.withLock { $0 = true }
+        isMigrated.withLockedValue { $0 = true }
     }
 
     /// Appends `actions`, numbered `locals` by `origin`, in one statement: all or none, with consecutive sequence

@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Runs `body` in a task of its own on `executor`, and stops waiting for it after `timeout` or when the calling task
 /// is cancelled: then `body` is cancelled and left to end when it will.
@@ -7,23 +7,26 @@ import Synchronization
 /// cancellation either; a caller that awaited it directly (or in a task group, which waits for its children) would
 /// hang with it.
 ///
+/// Its locks are NIO's (pthread mutexes, which ThreadSanitizer sees) rather than `Synchronization.Mutex`, whose
+/// futex ThreadSanitizer does not see on Linux; the same goes for the rest of the replicated store.
+///
 /// - Throws: `body`'s error, ``TimedOut`` after `timeout`, or `CancellationError`.
 func bounded<Result: Sendable>(
     by timeout: Duration,
     on executor: any TaskExecutor,
     _ body: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
-    let waiter = Mutex<CheckedContinuation<Result, any Error>?>(nil)
-    let tasks = Mutex<[Task<Void, Never>]>([])
+    let waiter = NIOLockedValueBox<CheckedContinuation<Result, any Error>?>(nil)
+    let tasks = NIOLockedValueBox<[Task<Void, Never>]>([])
     /// Resumes the caller once, with the first outcome; cancels the tasks still running.
     let finish: @Sendable (Swift.Result<Result, any Error>) -> Void = { outcome in
-        guard let continuation = waiter.withLock({ $0.take() }) else { return }
-        for task in tasks.withLock({ $0 }) { task.cancel() }
+        guard let continuation = waiter.withLockedValue({ $0.take() }) else { return }
+        for task in tasks.withLockedValue({ $0 }) { task.cancel() }
         continuation.resume(with: outcome)
     }
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
-            waiter.withLock { $0 = continuation }
+            waiter.withLockedValue { $0 = continuation }
             let work = Task(executorPreference: executor) {
                 do {
                     finish(.success(try await body()))
@@ -35,7 +38,7 @@ func bounded<Result: Sendable>(
                 guard (try? await Task.sleep(for: timeout)) != nil else { return }
                 finish(.failure(TimedOut()))
             }
-            tasks.withLock { $0 = [work, timer] }
+            tasks.withLockedValue { $0 = [work, timer] }
             if Task.isCancelled { finish(.failure(CancellationError())) }
         }
     } onCancel: {

@@ -1,8 +1,8 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
 import Statehouse
-import Synchronization
 
 /// A replicated store's traffic with its log: appends the actions dispatched here, in order, and follows the log,
 /// handing each entry to the store once, in order. It knows actions and states only as bytes; the store encodes and
@@ -19,8 +19,8 @@ final class Replicator: Sendable {
     /// How many entries one query reads at most while catching up.
     static let pageSize = 1_000
 
-    private let queue = Mutex(AppendQueue())
-    private let caughtUp = Mutex(CaughtUp.waiting([]))
+    private let queue = NIOLockedValueBox(AppendQueue())
+    private let caughtUp = NIOLockedValueBox(CaughtUp.waiting([]))
     /// Wakes the append loop; holds at most one wake-up, the loop reads everything pending at each.
     private let signal = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
 
@@ -36,13 +36,13 @@ final class Replicator: Sendable {
     }
 
     /// How many actions dispatched here are not yet known to be in the log.
-    var pendingCount: Int { queue.withLock { $0.pending.count } }
+    var pendingCount: Int { queue.withLockedValue { $0.pending.count } }
 
     // MARK: Appending
 
     /// Queues `action` for the log, after every action queued before it.
     func enqueue(_ action: ByteBuffer, waiter: AppliedWaiter?) {
-        _ = queue.withLock { $0.enqueue(action, waiter: waiter) }
+        _ = queue.withLockedValue { $0.enqueue(action, waiter: waiter) }
         signal.continuation.yield()
     }
 
@@ -53,7 +53,7 @@ final class Replicator: Sendable {
         var uncertain: Int?  // the size of a batch whose append may have committed
         var delay = Duration.milliseconds(5)
         while !Task.isCancelled {
-            let batch = queue.withLock { $0.batch(uncertain ?? Self.batchSize) }
+            let batch = queue.withLockedValue { $0.batch(uncertain ?? Self.batchSize) }
             guard let first = batch.first else {
                 guard await wakeUps.next() != nil else { return }
                 continue
@@ -63,7 +63,7 @@ final class Replicator: Sendable {
                 if !committed {
                     try await log.append(batch.map(\.action), locals: batch.map(\.local), origin: origin)
                 }
-                queue.withLock { $0.appended(batch.count) }
+                queue.withLockedValue { $0.appended(batch.count) }
                 (uncertain, delay) = (nil, .milliseconds(5))
             } catch where Self.isRetryable(error) {
                 uncertain = batch.count
@@ -84,7 +84,7 @@ final class Replicator: Sendable {
             role's privileges on them.
             """
         let storageError = StorageError(.io, key: nil, operation: .save, message: message, cause: error)
-        for waiter in queue.withLock({ $0.failed(count) }) { waiter.resume(throwing: storageError) }
+        for waiter in queue.withLockedValue({ $0.failed(count) }) { waiter.resume(throwing: storageError) }
         onIssue(ReplicationIssue(kind: .actionNotAppended, sequence: nil, message: message))
     }
 
@@ -96,7 +96,7 @@ final class Replicator: Sendable {
 
     /// This store's action number `local` was applied here, as number `sequence`: tells its waiter.
     func applied(local: Int64, sequence: Int64) {
-        queue.withLock { $0.applied(local: local) }?.resume(returning: sequence)
+        queue.withLockedValue { $0.applied(local: local) }?.resume(returning: sequence)
     }
 
     // MARK: Following
@@ -191,7 +191,7 @@ final class Replicator: Sendable {
     /// - Returns: The sequence number of the last entry that first catch-up handed over.
     func waitUntilCaughtUp() async -> Int64 {
         await withCheckedContinuation { continuation in
-            let done = caughtUp.withLock { state -> Int64? in
+            let done = caughtUp.withLockedValue { state -> Int64? in
                 switch state {
                 case .done(let sequence):
                     return sequence
@@ -206,7 +206,7 @@ final class Replicator: Sendable {
     }
 
     private func markCaughtUp(through sequence: Int64) {
-        let waiters = caughtUp.withLock { state -> [CheckedContinuation<Int64, Never>] in
+        let waiters = caughtUp.withLockedValue { state -> [CheckedContinuation<Int64, Never>] in
             guard case .waiting(let waiters) = state else { return [] }
             state = .done(sequence)
             return waiters
