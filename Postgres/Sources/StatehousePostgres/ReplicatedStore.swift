@@ -4,7 +4,7 @@ import NIOCore
 import PostgresNIO
 import Statehouse
 
-/// A ``Statehouse/Store`` whose actions go through an action log in PostgreSQL, so that every process on every
+/// A `Store` whose actions go through an action log in PostgreSQL, so that every process on every
 /// machine that follows the log holds the same state.
 ///
 /// ```swift
