@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "StatehouseSQLite", targets: ["StatehouseSQLite"]),
         .library(name: "StatehouseMetrics", targets: ["StatehouseMetrics"]),
         .library(name: "StatehouseSecure", targets: ["StatehouseSecure"]),
+        // Not API: the test helpers, for the tests of the repository's other packages (Postgres/).
+        .library(name: "_StatehouseTestSupport", targets: ["StatehouseTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),

@@ -1,0 +1,148 @@
+import Foundation
+import Logging
+import PostgresNIO
+import PostgresTestCluster
+import Statehouse
+import StatehousePostgres
+import StatehouseTestSupport
+import Testing
+
+/// Changes by others reach watchers by push, once each, across lost connections.
+@Suite(.serialized, .enabled(if: PostgresTestCluster.isInstalled), .postgresCluster)
+struct PostgresWatchTests {
+    /// Counts the calls of a watch.
+    final class Calls: Sendable {
+        let recorder = Recorder<Void>()
+        var count: Int { recorder.count }
+        func callAsFunction() { recorder.append(()) }
+    }
+
+    @Test func aWatchStartsWithOneCallOnceLive() async throws {
+        try await withStorage { storage in
+            let calls = Calls()
+            let watch = try storage.watchChanges(of: "k") { calls() }
+            #expect(await eventually { calls.count == 1 })
+            watch.cancel()
+        }
+    }
+
+    @Test func aChangeByAnotherClientIsPushed() async throws {
+        try await withStorage { storage in
+            let calls = Calls()
+            let watch = try storage.watchChanges(of: "k") { calls() }
+            #expect(await eventually { calls.count == 1 })
+            try await withClient { otherClient in
+                let other = PostgresStorage(client: otherClient, table: storage.table)
+                try other.save(Data("1".utf8), key: "k")
+                #expect(await eventually { calls.count == 2 })
+                try other.save(Data("1".utf8), key: "other key")
+                try other.remove(key: "k")
+                #expect(await eventually { calls.count == 3 })
+                // Removing what is not there changes nothing: the next call is the next save's.
+                try other.remove(key: "k")
+                try other.save(Data("2".utf8), key: "k")
+                #expect(await eventually { calls.count == 4 })
+            }
+            watch.cancel()
+        }
+    }
+
+    @Test func aChangeByAnotherProcessIsPushed() async throws {
+        try await withStorage { storage in
+            let calls = Calls()
+            let watch = try storage.watchChanges(of: "pushed") { calls() }
+            #expect(await eventually { calls.count == 1 })
+            let worker = try Worker(try cluster.processArguments + ["--table", storage.table, "--key", "pushed", "save", "42"])
+            #expect(await worker.line(startingWith: "done") != nil)
+            #expect(await worker.finish() == 0)
+            #expect(await eventually { calls.count == 2 })
+            #expect(try storage.load(key: "pushed") == Data("42".utf8))
+            watch.cancel()
+        }
+    }
+
+    @Test func aRolledBackWriteIsNeverAnnounced() async throws {
+        try await withStorage { storage in
+            let calls = Calls()
+            let watch = try storage.watchChanges(of: "k") { calls() }
+            #expect(await eventually { calls.count == 1 })
+            struct Refused: Error {}
+            #expect(throws: Refused.self) { try storage.transact(key: "k") { _ in throw Refused() } }
+            try storage.save(Data("after".utf8), key: "k")
+            #expect(await eventually { calls.count == 2 })
+            // The save's call came, and nothing before it: the rolled-back transaction was not announced.
+            try storage.save(Data("again".utf8), key: "k")
+            #expect(await eventually { calls.count == 3 })
+            watch.cancel()
+        }
+    }
+
+    @Test func aChangeMadeWhileTheListenerWasAwayIsDeliveredOnce() async throws {
+        try await withStorage { storage in
+            let calls = Calls()
+            let watch = try storage.watchChanges(of: "k") { calls() }
+            #expect(await eventually { calls.count == 1 })
+            // Keep the listener away while the change is made: new connections to the database are refused
+            // meanwhile (set from another database: a database cannot refuse its own connections), and this test's
+            // own connection, opened before, makes the change.
+            let table = storage.table
+            try await withClient { admin in
+                try await admin.withConnection { connection in
+                    let logger = Logger(label: "test")
+                    let pid = try await connection.query("SELECT pg_backend_pid()", logger: logger).collect()[0]
+                        .decode(Int32.self)
+                    try cluster.sql("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS false", database: "template1")
+                    try cluster.sql(
+                        """
+                        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                        WHERE datname = 'postgres' AND pid <> \(pid) AND backend_type = 'client backend'
+                        """,
+                        database: "template1"
+                    )
+                    try await connection.query(
+                        """
+                        INSERT INTO \(unescaped: table) (key_digest, key, value, version)
+                        VALUES (sha256(convert_to('k', 'UTF8')), 'k', '\\x31', nextval('\(unescaped: table)_version'))
+                        """,
+                        logger: logger
+                    )
+                    try cluster.sql("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS true", database: "template1")
+                }
+            }
+            #expect(await eventually { calls.count == 2 })
+            // One call for the change made away: the next one is the next change's.
+            try storage.save(Data("2".utf8), key: "k")
+            #expect(await eventually { calls.count == 3 })
+            #expect(calls.count == 3)
+            watch.cancel()
+        }
+    }
+
+    @Test func cancelledWatchesAreNotCalled() async throws {
+        try await withStorage { storage in
+            let (cancelled, kept) = (Calls(), Calls())
+            let first = try storage.watchChanges(of: "k") { cancelled() }
+            let second = try storage.watchChanges(of: "k") { kept() }
+            #expect(await eventually { cancelled.count == 1 && kept.count == 1 })
+            first.cancel()
+            try storage.save(Data("1".utf8), key: "k")
+            #expect(await eventually { kept.count == 2 })
+            #expect(cancelled.count == 1)
+            second.cancel()
+        }
+    }
+
+    @Test func aContainerFollowsAnotherProcess() async throws {
+        try await withStorage { storage in
+            // Containers follow by polling until they use watches (the push issue); the storage feeds both.
+            let counter = StateContainer(0, key: "followed", storage: storage, externalChanges: .poll(every: .milliseconds(50)))
+            let seen = Recorder<Int>()
+            let token = counter.observe { seen.append($0) }
+            let worker = try Worker(try cluster.processArguments + ["--table", storage.table, "--key", "followed", "save", "7"])
+            #expect(await worker.finish() == 0)
+            #expect(await eventually { counter.value == 7 })
+            #expect(seen.elements == [7])
+            token.cancel()
+        }
+    }
+}
