@@ -6,8 +6,9 @@ import Foundation
 /// Persisted containers on such a storage check the fingerprint of their key periodically, and reload and notify
 /// their listeners when it changed; see ``ExternalChanges``.
 public protocol ChangeDetectingStorage: StateStorage {
-    /// A value that differs after any save or removal of `key`, by anyone. Must be cheap: containers ask for it
-    /// several times a second.
+    /// A value that differs after any change of `key`'s data, by anyone: a save of other bytes, a removal. A save of
+    /// the same bytes may keep it (a hash of the bytes is a fingerprint: the value to follow did not change). Must be
+    /// cheap: containers ask for it at every notification and safety-net check.
     func fingerprint(key: String) throws -> StorageFingerprint
 
     /// Saves `data` under `key` and returns the fingerprint of exactly this save.

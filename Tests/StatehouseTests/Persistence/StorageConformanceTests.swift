@@ -34,17 +34,6 @@ struct StorageConformanceTests {
     func userDefaultsStorage(_ check: StorageConformance.Check) async throws {
         // The suite lives in ~/.config, not in the check's place: the directory only names it, and removes it after.
         let suite = TemporaryDirectory()
-        // Known: on Linux its fingerprint is a hash of the stored bytes (a deliberate choice of the outside-change
-        // work, issue 14: another process saving the same value is no change to follow), while
-        // ChangeDetectingStorage and this check ask for a new fingerprint at every save. Only that expectation is
-        // known to fail; which side should give is left to issue 14.
-        try await withKnownIssue {
-            try await check.run { _ in StorageKind.userDefaults.make(in: suite) }
-        } when: {
-            // Where the storage detects no changes (Apple platforms), the check does not run.
-            check.id == "fingerprints" && StorageKind.userDefaults.make(in: suite) is any ChangeDetectingStorage
-        } matching: { issue in
-            issue.comments.contains { $0.rawValue.hasPrefix("Saving the same bytes again left the fingerprint unchanged") }
-        }
+        try await check.run { _ in StorageKind.userDefaults.make(in: suite) }
     }
 }

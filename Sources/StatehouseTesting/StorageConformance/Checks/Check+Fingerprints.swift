@@ -3,14 +3,14 @@ import Statehouse
 import Testing
 
 extension StorageConformance.Check {
-    /// For a `ChangeDetectingStorage`: the fingerprint one instance reads changes with every save and removal
-    /// another instance makes (the same bytes saved again, and saves in quick succession, included), stays the same
-    /// while nothing changes (other keys' saves included), is `.absent` when nothing is stored, and
+    /// For a `ChangeDetectingStorage`: the fingerprint one instance reads changes with every save of other bytes and
+    /// every removal another instance makes (saves in quick succession included), stays the same while nothing
+    /// changes (other keys' saves included), is `.absent` when nothing is stored, and
     /// `saveReturningFingerprint` returns what `fingerprint(key:)` then reads. Persisted containers rely on all of it
     /// to follow other processes' changes and to tell them from their own.
     public static let fingerprints = Self(
         id: "fingerprints",
-        name: "fingerprints: change with every save and removal by another instance, and only then"
+        name: "fingerprints: change with every change by another instance, and only then"
     ) { subject in
         let writer = try subject.instance()
         let watcher = try subject.instance()
@@ -36,11 +36,6 @@ extension StorageConformance.Check {
         for _ in 0..<3 {
             expect(try seen() == last, "The fingerprint changed with no save or removal of the key.")
         }
-        try writer.save(Data("first".utf8), key)
-        let resaved = try seen()
-        expect(
-            resaved != last, "Saving the same bytes again left the fingerprint unchanged: a container would miss it.")
-        last = resaved
         for round in 0..<20 {
             // Same-sized values in quick succession: a fingerprint of size and coarse time would repeat.
             try writer.save(Data("round \(round % 10)".utf8), key)
