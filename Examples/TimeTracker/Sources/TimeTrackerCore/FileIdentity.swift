@@ -18,7 +18,7 @@ struct FileIdentity: Equatable, Sendable {
 /// Asks `isIntact` every `interval`, and calls `onLoss` once it says no.
 ///
 /// Polling, because the moment matters little: every write checks the same thing itself before it commits (see
-/// `TrackerDatabase.apply`), so no write is confirmed into a lost file; this only tells the views sooner.
+/// `SQLiteBackend.write`), so no write is confirmed into a lost file; this only tells the views sooner.
 final class FileIdentityWatch: Sendable {
     private let watching: Task<Void, Never>
 
