@@ -61,23 +61,6 @@ struct PostgresCLITests {
         #expect(try database.count("deletedProject") == 1)
     }
 
-    // A password in the URL is a secret: no refusal, and no message about a server that cannot be used, repeats it.
-    @Test(arguments: [
-        "postgres://me:s3cret@/timetrack",
-        "postgres://me:s3cret@127.0.0.1:5432/",
-        "postgres://:s3cret@127.0.0.1/timetrack",
-        "postgres://me:s3cret@127.0.0.1/timetrack?sslmode=maybe",
-        "postgres://me:s3cret@127.0.0.1/timetrack?password=s3cret",
-        "postgres://me:s3c@ret@127.0.0.1/timetrack",
-        "postgresql://me:s3cret@127.0.0.1:99999/timetrack",
-    ])
-    func aBadURLIsAClearErrorWithoutThePassword(url: String) throws {
-        let result = try TimetrackProcess.run(["list", "--database", url])
-        #expect(result.status == 1)
-        #expect(result.errors.hasPrefix("Error: Cannot use "), "\(result.errors)")
-        #expect(!result.errors.contains("s3c"), "\(result.errors)")
-    }
-
     @Test func aServerThatCannotBeUsedIsAClearErrorWithoutThePassword() throws {
         let database = try TemporaryPostgresDatabase()
         let missing = "postgres://statehouse:s3cret@127.0.0.1:\(database.port)/no_such_database?sslmode=disable"
@@ -88,5 +71,27 @@ struct PostgresCLITests {
         #expect(!result.errors.contains("s3cret"))
         let both = try TimetrackProcess.run(["list", "--db", "/tmp/x.sqlite"] + database.commandLineArguments)
         #expect(both.status != 0 && both.errors.contains("not both"))
+    }
+}
+
+/// `--database` URLs that cannot be used, refused before any connection: no server needed.
+@Suite("timetrack's --database URLs")
+struct PostgresURLTests {
+    // A password in the URL is a secret: no refusal, and no message about a server that cannot be used, repeats it.
+    @Test(arguments: [
+        "postgres://me:s3cret@/timetrack",
+        "postgres://me:s3cret@127.0.0.1:5432/",
+        "postgres://:s3cret@127.0.0.1/timetrack",
+        "postgres://me:s3cret@127.0.0.1/timetrack?sslmode=maybe",
+        "postgres://me:s3cret@127.0.0.1/timetrack?password=s3cret",
+        "postgres://me:s3cret@127.0.0.1/timetrack/extra",
+        "mysql://me:s3cret@127.0.0.1/timetrack",
+        "postgresql://me:s3cret@127.0.0.1:99999/timetrack",
+    ])
+    func aBadURLIsAClearErrorWithoutThePassword(url: String) throws {
+        let result = try TimetrackProcess.run(["list", "--database", url])
+        #expect(result.status == 1)
+        #expect(result.errors.hasPrefix("Error: Cannot use "), "\(result.errors)")
+        #expect(!result.errors.contains("s3c"), "\(result.errors)")
     }
 }

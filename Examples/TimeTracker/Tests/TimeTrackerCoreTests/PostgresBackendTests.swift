@@ -71,4 +71,23 @@ struct PostgresBackendTests {
         for name in ["b", "B2", "a", "Ä", "_x", "Z"] { try await reference.perform(.addProject(name: name)) }
         #expect(tracker.store.state.projects.map(\.name) == reference.store.state.projects.map(\.name))
     }
+
+    @Test func aWriteThatCannotGetTheLockInTimeIsRefusedAndWritesNothing() async throws {
+        let database = try TemporaryPostgresDatabase()
+        let tracker = try await database.tracker(clock: TestClock(), lockTimeout: .milliseconds(200))
+        // Another writer's transaction holding the write lock ("time" in ASCII) for a while.
+        let holder = Task.detached {
+            try database.sql("BEGIN; SELECT pg_advisory_xact_lock(1953066341); SELECT pg_sleep(5); COMMIT")
+        }
+        let held = await eventually {
+            (try? database.sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")) == "1"
+        }
+        #expect(held)
+        await #expect(throws: TrackerError.databaseLocked(waited: .milliseconds(200))) {
+            try await tracker.perform(.addProject(name: "Writing"))
+        }
+        #expect(try database.count("project") == 0)
+        _ = try await holder.value
+        try await tracker.perform(.addProject(name: "Writing"))
+    }
 }
