@@ -28,6 +28,8 @@ func waitFor<Result: Sendable>(
         task.cancel()
         throw TrackerError.database("PostgreSQL did not answer within \(timeout) (is the server up and reachable?)")
     }
-    // Set before the signal.
-    return try outcome.withLockedValue { $0! }.get()
+    guard let result = outcome.withLockedValue({ $0 }) else {
+        throw TrackerError.database("PostgreSQL's answer was lost")  // set before the signal: never happens
+    }
+    return try result.get()
 }

@@ -127,9 +127,24 @@ final class PostgresBackend: TrackerBackend {
             try sql.execute("COMMIT")
             return result
         } catch {
-            // Best effort: a lost connection takes its transaction with it anyway.
-            try? sql.execute("ROLLBACK")
+            // A refusal, or the server's error, leaves the connection open: end the transaction there. A lost or
+            // silent connection takes its transaction with it, and might leave a ROLLBACK unanswered.
+            if leavesConnectionOpen(error) { try? sql.execute("ROLLBACK") }
             throw error
+        }
+    }
+
+    /// Whether the connection is still there after `error`: after a rule's refusal or the server's error; not
+    /// after a lost connection, or a statement PostgreSQL did not answer in time (``waitFor(timeout:_:)``).
+    private static func leavesConnectionOpen(_ error: any Error) -> Bool {
+        switch error {
+        case let error as PSQLError:
+            return error.code == .server
+        case let error as TrackerError:
+            if case .database = error { return false }
+            return true
+        default:
+            return true
         }
     }
 
