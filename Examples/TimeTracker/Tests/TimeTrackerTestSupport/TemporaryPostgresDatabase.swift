@@ -7,6 +7,10 @@ import TimeTrackerCore
 /// One cluster serves every test of the process (started by the first test that needs it): `initdb` and a server
 /// start take seconds, a database a fraction of one. The cluster's watchdog stops it and removes its directory
 /// when the test process ends, however it ends; it never touches a system cluster.
+///
+/// Seen on the shared 2-core machine, not understood yet: in most full runs the server's postmaster was SIGKILLed
+/// (strace on it: "+++ killed by SIGKILL +++"; no kill() toward it from the test's own processes), and every test
+/// after that failed to reach the server (reported as failures, never as passes).
 public final class TemporaryPostgresDatabase: TestDatabase {
     public let name = "timetrack_" + UUID().uuidString.prefix(8).lowercased()
     public let cluster: PostgresTestCluster
