@@ -50,6 +50,8 @@ let package = Package(
         .executableTarget(name: "StatehouseCrashWriter", dependencies: ["Statehouse"]),
         // Ends a process with writes pending, by exit() inside a reducer or by SIGTERM: the exit tests' child.
         .executableTarget(name: "StatehouseExitWriter", dependencies: ["Statehouse"]),
+        // Another process changing a file storage: the other side of the file-watching tests.
+        .executableTarget(name: "StatehouseFileWorker", dependencies: ["Statehouse"]),
         // What the test targets share: a thread-safe recorder, polling with a deadline, finding helper executables,
         // and a swift-log handler that keeps what it is given.
         .target(
@@ -59,10 +61,11 @@ let package = Package(
         ),
         .testTarget(
             name: "StatehouseTests",
-            // StatehouseTesting for its ManualClock, which drives the time-based effects' tests.
+            // StatehouseTesting for its ManualClock, which drives the time-based effects' tests, and the storage
+            // conformance suite.
             dependencies: [
                 "Statehouse", "StatehouseTesting", "StatehouseTestSupport", "StatehouseCrashWriter",
-                "StatehouseExitWriter",
+                "StatehouseExitWriter", "StatehouseFileWorker",
             ]
         ),
         .testTarget(name: "StatehouseTestingTests", dependencies: ["StatehouseTesting", "StatehouseTestSupport"]),
@@ -74,8 +77,15 @@ let package = Package(
             ]
         ),
         // Another process on the same database: the other side of the SQLite two-process tests.
-        .executableTarget(name: "StatehouseSQLiteWorker", dependencies: ["StatehouseSQLite", "StatehouseTestSupport"]),
-        .testTarget(name: "StatehouseSQLiteTests", dependencies: ["StatehouseSQLite", "StatehouseTestSupport", "StatehouseSQLiteWorker"]),
+        .executableTarget(
+            name: "StatehouseSQLiteWorker",
+            dependencies: ["StatehouseSQLite", "StatehouseTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "StatehouseSQLiteTests",
+            // StatehouseTesting for the storage conformance suite.
+            dependencies: ["StatehouseSQLite", "StatehouseTesting", "StatehouseTestSupport", "StatehouseSQLiteWorker"]
+        ),
         // Encrypted storage on swift-crypto (and the Keychain on Apple platforms); a module of its own so that the
         // core depends on the toolchain only.
         .target(
@@ -86,7 +96,8 @@ let package = Package(
         .executableTarget(name: "StatehouseSecureCrashWriter", dependencies: ["StatehouseSecure"]),
         .testTarget(
             name: "StatehouseSecureTests",
-            dependencies: ["StatehouseSecure", "StatehouseTestSupport", "StatehouseSecureCrashWriter"]
+            // StatehouseTesting for the storage conformance suite.
+            dependencies: ["StatehouseSecure", "StatehouseTesting", "StatehouseTestSupport", "StatehouseSecureCrashWriter"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
-// A helper for the persistence crash test: writes increasing numbers to a file-backed container, with write-through,
-// until it is killed. Usage: StatehouseCrashWriter DIRECTORY KEY PARENT_PID
+// A helper for the persistence crash test and the storage conformance suite's crash check on FileStorage: writes
+// increasing numbers to a file-backed container, with write-through, until it is killed.
+// Usage: StatehouseCrashWriter DIRECTORY KEY PARENT_PID
 import Foundation
 import Statehouse
 

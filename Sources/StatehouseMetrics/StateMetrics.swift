@@ -6,7 +6,7 @@ import Metrics
 /// Nothing is recorded until a container is given to ``Statehouse/StateContainer/recordChanges(to:values:on:)`` or
 /// a store gets the middleware ``Statehouse/Middleware/metrics(_:store:actions:)``. Each change or action then
 /// increments a swift-metrics counter and writes a swift-log event that names the key or the action's case, and
-/// shows the value only where a ``ValueRedaction`` allows it.
+/// shows the value only where a `ValueRedaction` allows it.
 ///
 /// ```swift
 /// let analytics = StateMetrics(logger: Logger(label: "app.analytics"))

@@ -12,6 +12,11 @@ import Statehouse
 /// the process), its schema is made by a `DatabaseMigrator`, and the database file is created readable by its owner
 /// only (SQLite gives its `-wal` and `-shm` files the same permissions). Several processes may use one database:
 /// a connection that finds it locked waits up to 10 seconds.
+///
+/// Keys are compared as Swift compares strings, as in the other storages: a key is kept in Unicode canonical
+/// composition (NFC), so `"café"` typed precomposed or decomposed is one row, and every byte of it counts, so
+/// `"a"` and `"a\0b"` are two. (A key with a NUL is stored whole, though the `sqlite3` shell shows it cut at the NUL;
+/// `SELECT CAST(key AS BLOB)` shows all of it.)
 public final class SQLiteStorage: StateStorage {
     /// The database file.
     public let path: String
@@ -60,8 +65,17 @@ public final class SQLiteStorage: StateStorage {
     /// Every key with stored data.
     public func keys() throws -> [String] {
         try perform(.load, key: nil) { database in
-            try database.read { db in try String.fetchAll(db, sql: "SELECT key FROM statehouse_state ORDER BY key") }
+            try database.read { db in
+                // As bytes: GRDB reads a text column as a C string, which would end a key at its first NUL.
+                try Data.fetchAll(db, sql: "SELECT CAST(key AS BLOB) FROM statehouse_state ORDER BY key")
+                    .map { String(decoding: $0, as: UTF8.self) }
+            }
         }
+    }
+
+    /// The open database, or why it could not be opened.
+    func openDatabase() throws(StorageError) -> DatabasePool {
+        try database.get()
     }
 
     /// Runs `body` on the open database, throwing only `StorageError`s.
@@ -70,7 +84,7 @@ public final class SQLiteStorage: StateStorage {
         key: String?,
         _ body: (DatabasePool) throws -> Result
     ) throws(StorageError) -> Result {
-        let pool = try database.get()
+        let pool = try openDatabase()
         return try StorageError.catching(key: key, operation: operation, in: path) { try body(pool) }
     }
 
@@ -98,6 +112,14 @@ extension SQLiteStorage: TransactionalStorage {
     public func fingerprint(key: String) throws -> StorageFingerprint {
         let normalized = Row(key).key
         return try perform(.fingerprint, key: key) { try $0.read { db in try Self.fingerprint(of: normalized, in: db) } }
+    }
+
+    /// Exact: the row and its revision are read in one transaction.
+    public func loadWithFingerprint(key: String) throws -> (data: Data?, fingerprint: StorageFingerprint) {
+        let row = Row(key)
+        return try perform(.load, key: key) { database in
+            try database.read { db in (try row.value(in: db), try Self.fingerprint(of: row.key, in: db)) }
+        }
     }
 
     /// Exact: the revision is read in the transaction that saves.
@@ -134,7 +156,9 @@ extension SQLiteStorage: TransactionalStorage {
     }
 
     private static func fingerprint(of key: String, in db: Database) throws -> StorageFingerprint {
-        let revision = try Int64.fetchOne(db, sql: "SELECT revision FROM statehouse_state WHERE key = ?", arguments: [key])
+        let revision = try Int64.fetchOne(
+            db, sql: "SELECT revision FROM statehouse_state WHERE key = \(Row.keyParameter)", arguments: Row.arguments(key)
+        )
         return revision.map { StorageFingerprint([$0]) } ?? .absent
     }
 }
@@ -153,20 +177,37 @@ extension StateStorage where Self == SQLiteStorage {
 /// Where a key's data lives: the row of its canonical composition (NFC), so that keys Swift calls equal (`"café"`
 /// precomposed or decomposed) share a row, since SQLite compares text byte by byte. Rows written before keys were
 /// normalized are still read, and are replaced by the normalized row at the next write.
+///
+/// Every byte of the key counts, NUL included (`"a"` and `"a\0b"` are two rows), as in the other storages.
 private struct Row {
+    /// The SQL that stands for a key bound with ``arguments(_:)``.
+    ///
+    /// GRDB binds a `String` as a C string (`sqlite3_bind_text` with length -1), which SQLite ends at the first NUL,
+    /// so that every key with a NUL would share the row of its first part. Its UTF-8 bytes bound as a blob and cast
+    /// to text keep their length, and give the very TEXT value a `String` gives for every key without a NUL: rows
+    /// written before stay where they are.
+    static let keyParameter = "CAST(? AS TEXT)"
+
+    /// The arguments that bind `key` to ``keyParameter``.
+    static func arguments(_ key: String, _ more: any DatabaseValueConvertible...) -> StatementArguments {
+        StatementArguments([Data(key.utf8)] + more)
+    }
+
     let key: String
     /// The row the key had before normalization, if that differs.
     let legacyKey: String?
 
     init(_ key: String) {
-        let normalized = key.utf8.allSatisfy { $0 < 0x80 } ? key : key.precomposedStringWithCanonicalMapping
-        self.key = normalized
-        self.legacyKey = normalized.utf8.elementsEqual(key.utf8) ? nil : key
+        self.key = StorageKey.canonical(key)
+        self.legacyKey = StorageKey.legacy(key)
     }
 
     func value(in db: Database) throws -> Data? {
         for candidate in [key, legacyKey].compactMap(\.self) {
-            let data = try Data.fetchOne(db, sql: "SELECT value FROM statehouse_state WHERE key = ?", arguments: [candidate])
+            let data = try Data.fetchOne(
+                db, sql: "SELECT value FROM statehouse_state WHERE key = \(Self.keyParameter)",
+                arguments: Self.arguments(candidate)
+            )
             if let data { return data }
         }
         return nil
@@ -175,19 +216,23 @@ private struct Row {
     func store(_ data: Data, in db: Database) throws {
         try db.execute(
             sql: """
-                INSERT INTO statehouse_state (key, value, revision) VALUES (?, ?, random())
+                INSERT INTO statehouse_state (key, value, revision) VALUES (\(Self.keyParameter), ?, random())
                 ON CONFLICT(key) DO UPDATE SET value = excluded.value, revision = excluded.revision
                 """,
-            arguments: [key, data]
+            arguments: Self.arguments(key, data)
         )
         if let legacyKey {
-            try db.execute(sql: "DELETE FROM statehouse_state WHERE key = ?", arguments: [legacyKey])
+            try Self.delete(legacyKey, in: db)
         }
     }
 
     func remove(in db: Database) throws {
         for candidate in [key, legacyKey].compactMap(\.self) {
-            try db.execute(sql: "DELETE FROM statehouse_state WHERE key = ?", arguments: [candidate])
+            try Self.delete(candidate, in: db)
         }
+    }
+
+    private static func delete(_ key: String, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM statehouse_state WHERE key = \(keyParameter)", arguments: arguments(key))
     }
 }

@@ -1,5 +1,6 @@
-// A helper for the secure storage's crash test: writes increasing numbers to an encrypted container, with
-// write-through, until it is killed. Usage: StatehouseSecureCrashWriter DIRECTORY KEY_FILE KEY PARENT_PID
+// A helper for the secure storage's crash test and the storage conformance suite's crash check on EncryptedStorage:
+// writes increasing numbers to an encrypted container, with write-through, until it is killed.
+// Usage: StatehouseSecureCrashWriter DIRECTORY KEY_FILE KEY PARENT_PID
 import Foundation
 import Statehouse
 import StatehouseSecure

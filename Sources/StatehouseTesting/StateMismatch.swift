@@ -1,6 +1,7 @@
 /// Why the state a step left is not what the test asserted, as a failure message.
+@usableFromInline
 struct StateMismatch {
-    let message: String
+    @usableFromInline let message: String
 
     /// - Parameters:
     ///   - step: The action applied, with the states before and after it.
@@ -8,28 +9,39 @@ struct StateMismatch {
     ///   - exhaustive: Whether every change must be asserted.
     ///   - asserted: Whether the test gave an assertion closure.
     /// - Returns: `nil` when the state is what the test asserted.
+    @inlinable
     init?<State: Equatable, Action>(
         step: TestStep<State, Action>,
         expected: State,
         exhaustive: Bool,
         asserted: Bool
     ) {
-        // Described only on failure: a description is built by reflection, and costs more than the whole step.
-        var action: String { ValueDescription.line(step.action.action) }
+        // Described only on failure, out of line: a description is built by reflection, and costs more than the
+        // whole step.
         if expected != step.after {
-            message = """
-                The state after \(action) is not what the test expected (− expected, + actual):
-                \(lineDiff(expected: ValueDescription.lines(expected), actual: ValueDescription.lines(step.after)))
-                """
+            message = Self.unexpectedState(after: step.action.action, expected: expected, actual: step.after)
         } else if exhaustive, asserted, step.before == step.after {
             // The closure changed nothing and neither did the action: the test says "this changes the state" of an
             // action that does not, which is worth knowing (TCA reports it the same way).
-            message = """
-                Expected the state to change after \(action), but no change occurred. If no change is expected, \
-                leave out the assertion closure.
-                """
+            message = Self.noChange(after: step.action.action)
         } else {
             return nil
         }
+    }
+
+    @usableFromInline
+    static func unexpectedState(after action: Any, expected: Any, actual: Any) -> String {
+        """
+        The state after \(ValueDescription.line(action)) is not what the test expected (− expected, + actual):
+        \(lineDiff(expected: ValueDescription.lines(expected), actual: ValueDescription.lines(actual)))
+        """
+    }
+
+    @usableFromInline
+    static func noChange(after action: Any) -> String {
+        """
+        Expected the state to change after \(ValueDescription.line(action)), but no change occurred. If no change is \
+        expected, leave out the assertion closure.
+        """
     }
 }

@@ -1,15 +1,22 @@
 import Statehouse
 
 /// What the inner store applied and the test has not asserted yet, and the test's view of the state.
+@usableFromInline
 struct StepProgress<State: Sendable, Action: Sendable>: Sendable {
     /// Applied steps not asserted yet, oldest first.
-    var pending: [TestStep<State, Action>] = []
+    @usableFromInline var pending: [TestStep<State, Action>] = []
     /// The state after the last step the test asserted or skipped: ``TestStore/state``. Taking a step moves it to
     /// the state before that step (past those skipped); ``asserted(_:)`` moves it past the step, after the
     /// assertion closure saw the state before.
-    var asserted: State
+    @usableFromInline var asserted: State
+
+    @inlinable
+    init(asserted: State) {
+        self.asserted = asserted
+    }
 
     /// Takes the step of the action the test sent as `number`, with the steps applied before it.
+    @inlinable
     mutating func takeSent(number: UInt64) -> TakenStep<State, Action>? {
         guard let index = pending.firstIndex(where: { $0.isSent(number: number) }) else { return nil }
         return take(through: index)
@@ -37,15 +44,16 @@ struct StepProgress<State: Sendable, Action: Sendable>: Sendable {
     }
 
     /// Moves the test's view of the state past `step`, once its assertion ran (it sees the state before).
+    @inlinable
     mutating func asserted(_ step: TestStep<State, Action>) {
         asserted = step.after
     }
 
-    private mutating func take(
-        through index: Int
-    ) -> TakenStep<State, Action> {
+    @inlinable
+    mutating func take(through index: Int) -> TakenStep<State, Action> {
         let step = pending[index]
-        let skipped = Array(pending[..<index])
+        // Nothing skipped is the common case: no slice, no new array.
+        let skipped = index == 0 ? [] : Array(pending[..<index])
         pending.removeFirst(index + 1)
         // The assertion closure sees the state just before the action: after the skipped steps, if any.
         asserted = step.before
@@ -57,45 +65,64 @@ struct StepProgress<State: Sendable, Action: Sendable>: Sendable {
 ///
 /// A struct, not a tuple: the test store's code is generic, and a generic tuple type is rebuilt from its mangled name
 /// each time it is used (the runtime caches nominal types, not these), which made each `send` cost microseconds.
+@usableFromInline
 struct TakenStep<State: Sendable, Action: Sendable>: Sendable {
-    let skipped: [TestStep<State, Action>]
-    let step: TestStep<State, Action>
+    @usableFromInline let skipped: [TestStep<State, Action>]
+    @usableFromInline let step: TestStep<State, Action>
+
+    @inlinable
+    init(skipped: [TestStep<State, Action>], step: TestStep<State, Action>) {
+        self.skipped = skipped
+        self.step = step
+    }
 }
 
 /// The steps the inner store applies, and the wake-up of a test waiting for one: `receive` waits on a signal, not
 /// on a polling loop.
+@usableFromInline
 final class StepLog<State: Sendable, Action: Sendable>: Sendable {
-    private struct Contents: Sendable {
-        var progress: StepProgress<State, Action>
+    @usableFromInline
+    struct Contents: Sendable {
+        @usableFromInline var progress: StepProgress<State, Action>
         /// Counts the steps appended, so that a waiter sleeps only if nothing came since it last looked.
-        var generation: UInt64 = 0
-        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-        var nextWaiter: UInt64 = 0
+        @usableFromInline var generation: UInt64 = 0
+        @usableFromInline var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        @usableFromInline var nextWaiter: UInt64 = 0
+
+        init(progress: StepProgress<State, Action>) {
+            self.progress = progress
+        }
     }
 
-    private let contents: Locked<Contents>
+    @usableFromInline let contents: Locked<Contents>
 
+    @usableFromInline
     init(initialState: State) {
         contents = Locked(Contents(progress: StepProgress(asserted: initialState)))
     }
 
     /// Records a step; called by the inner store's reducer, with the store's state lock held.
+    @inlinable
     func append(_ step: TestStep<State, Action>) {
-        let waiters = contents.withLock { contents in
+        let waiters: [CheckedContinuation<Void, Never>] = contents.withLock { contents in
             contents.progress.pending.append(step)
             contents.generation &+= 1
+            // Usually nobody waits: `send` finds its step applied already.
+            guard !contents.waiters.isEmpty else { return [] }
             defer { contents.waiters = [:] }
-            return contents.waiters.values
+            return Array(contents.waiters.values)
         }
         for waiter in waiters { waiter.resume() }
     }
 
     /// Runs `body` on the progress, under the log's lock.
+    @inlinable
     func withProgress<Result: Sendable>(_ body: (inout StepProgress<State, Action>) -> Result) -> Result {
         contents.withLock { body(&$0.progress) }
     }
 
     /// Runs `attempt` on the progress each time a step arrives, until it returns a result or `deadline` passes.
+    @inlinable
     func wait<Result: Sendable>(
         until deadline: ContinuousClock.Instant,
         for attempt: (inout StepProgress<State, Action>) -> Result?
@@ -114,7 +141,8 @@ final class StepLog<State: Sendable, Action: Sendable>: Sendable {
     }
 
     /// Returns once a step is appended after `generation`, at `deadline`, or when the task is cancelled.
-    private func sleep(whileGenerationIs generation: UInt64, until deadline: ContinuousClock.Instant) async {
+    @usableFromInline
+    func sleep(whileGenerationIs generation: UInt64, until deadline: ContinuousClock.Instant) async {
         let id = contents.withLock { contents in
             defer { contents.nextWaiter &+= 1 }
             return contents.nextWaiter

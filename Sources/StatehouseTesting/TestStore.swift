@@ -39,17 +39,26 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         case off
     }
 
-    private struct Settings: Sendable {
-        var exhaustivity: Exhaustivity
-        var nextNumber: UInt64 = 0
-        var finished = false
+    @usableFromInline
+    struct Settings: Sendable {
+        @usableFromInline var exhaustivity: Exhaustivity
+        @usableFromInline var nextNumber: UInt64 = 0
+        @usableFromInline var finished = false
+
+        @inlinable
+        init(exhaustivity: Exhaustivity) {
+            self.exhaustivity = exhaustivity
+        }
     }
 
-    private let store: Store<State, TestStoreAction<Action>>
-    private let log: StepLog<State, Action>
-    private let settings: Locked<Settings>
+    // The test store's own path (`send`, the reducer made in `init`, the checks) is inlinable, down to the inner
+    // store's: specialized for the test's state and action, as the store is in an app. Unspecialized, the generic
+    // code looked up type metadata at each step, and a `send` cost ×30 a `dispatch` (Benchmarks/README.md).
+    @usableFromInline let store: Store<State, TestStoreAction<Action>>
+    @usableFromInline let log: StepLog<State, Action>
+    @usableFromInline let settings: Locked<Settings>
     /// Where the test created the store: a store that goes away with work unasserted fails the test there.
-    private let creation: SourceLocation
+    @usableFromInline let creation: SourceLocation
 
     /// Creates a test store for `reducer`.
     ///
@@ -59,6 +68,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     ///   - exhaustivity: ``Exhaustivity/on`` by default; see the type's documentation.
     ///   - sourceLocation: Where to report work left unasserted when the store goes away without
     ///     ``finish(timeout:sourceLocation:)``.
+    @inlinable
     public init(
         initialState: State,
         reducer: Reducer<State, Action>,
@@ -73,7 +83,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
             let before = state
             let effect = reducer.reduce(&state, sent.action)
             log.append(TestStep(action: sent, before: before, after: state))
-            return effect.map(TestStoreAction.received)
+            return effect.isNone ? .none : effect.map(TestStoreAction.received)
         }
     }
 
@@ -126,7 +136,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     deinit {
         let (finished, exhaustivity) = settings.withLock { ($0.finished, $0.exhaustivity) }
         guard !finished, exhaustivity == .on else { return }
-        let unasserted = log.withProgress { $0.pending.filter(\.isReceived).map(\.action.action) }
+        let unasserted = log.withProgress { TestStep.receivedActions(in: $0.pending) }
         let running = store.runningEffects
         guard !unasserted.isEmpty || running > 0 else { return }
         Issue.record(
@@ -145,6 +155,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     }
 
     /// How much a test must assert; can be changed in the middle of a test.
+    @inlinable
     public var exhaustivity: Exhaustivity {
         get { settings.withLock { $0.exhaustivity } }
         set { settings.withLock { $0.exhaustivity = newValue } }
@@ -152,13 +163,14 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
 
     /// Actions effects sent, already applied, that no ``receive(_:timeout:assert:sourceLocation:)`` has asserted.
     public var pendingReceivedActions: [Action] {
-        log.withProgress { $0.pending.filter(\.isReceived).map(\.action.action) }
+        log.withProgress { TestStep.receivedActions(in: $0.pending) }
     }
 
     /// Sends `action` and checks that the state changed exactly as `assert` says (only in what it says, with
     /// exhaustivity off). Without `assert`, the state must not change.
     ///
     /// With exhaustivity on, actions received before and not asserted fail the test; with it off they are skipped.
+    @inlinable
     public func send(
         _ action: Action,
         assert: ((inout State) throws -> Void)? = nil,
@@ -178,7 +190,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
                 sourceLocation: sourceLocation
             )
         }
-        let unasserted = taken.skipped.filter(\.isReceived).map(\.action.action)
+        let unasserted = TestStep.receivedActions(in: taken.skipped)
         if exhaustivity == .on, !unasserted.isEmpty {
             Issue.record(
                 """
@@ -286,7 +298,8 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     // MARK: Internals
 
     /// How long `send` waits for the store to apply its action (it is busy only while applying other actions).
-    private static var applyTimeout: Duration { .seconds(30) }
+    @usableFromInline
+    static var applyTimeout: Duration { .seconds(30) }
 
     /// `description` is built only on failure: by reflection, it costs more than the whole step.
     private func receive(
@@ -326,7 +339,8 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     }
 
     /// Checks the state `step` left against `assert` applied to the state before it (exhaustive) or after it.
-    private func check(
+    @inlinable
+    func check(
         _ step: TestStep<State, Action>,
         assert: ((inout State) throws -> Void)?,
         sourceLocation: SourceLocation
@@ -353,11 +367,13 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         return await firstOf({ await store.finishEffects() }, orDeadline: deadline)
     }
 
-    private func fail(_ message: Comment, sourceLocation: SourceLocation) {
+    @usableFromInline
+    func fail(_ message: Comment, sourceLocation: SourceLocation) {
         Issue.record(message, sourceLocation: sourceLocation)
     }
 
-    private static func list(_ actions: [Action]) -> String {
+    @usableFromInline
+    static func list(_ actions: [Action]) -> String {
         actions.map(ValueDescription.line).joined(separator: ", ")
     }
 

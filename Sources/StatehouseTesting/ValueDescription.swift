@@ -4,8 +4,10 @@ import Foundation
 ///
 /// Failure messages name actions and show state diffs; `dump`'s output (`- Module.(unknown context at $…).Action.b2`)
 /// is noise there. Built on `Mirror`, so it needs nothing from the types it describes.
+@usableFromInline
 enum ValueDescription {
     /// `value` on one line, for actions in messages.
+    @usableFromInline
     static func line(_ value: Any) -> String {
         render(value, indent: nil)
     }

@@ -31,6 +31,20 @@ struct SQLiteStorageTests {
         #expect(try storage.keys().count == keys.count - 1)
     }
 
+    @Test func keysWithNULBytesAreKeptWholeNotCutAtTheFirstNUL() throws {
+        let database = TemporaryDatabase()
+        let storage = try SQLiteStorage(path: database.path)
+        let keys = ["a", "a\0b", "a\0c", "", "\0", "\0\0"]
+        for (index, key) in keys.enumerated() { try storage.save(Data("\(index)".utf8), key: key) }
+        let reopened = try SQLiteStorage(path: database.path)
+        for (index, key) in keys.enumerated() { #expect(try reopened.load(key: key) == Data("\(index)".utf8)) }
+        #expect(try reopened.keys() == keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        try reopened.remove(key: "a\0b")
+        #expect(try storage.load(key: "a\0b") == nil)
+        #expect(try storage.load(key: "a") == Data("0".utf8))
+        #expect(try storage.fingerprint(key: "a\0c") != storage.fingerprint(key: "a"))
+    }
+
     @Test func aContainerPersistsThroughSQLiteAcrossOpenings() throws {
         let database = TemporaryDatabase()
         do {

@@ -8,3 +8,15 @@ public func helperExecutable(named name: String) -> URL {
     }
     return directory.appendingPathComponent(name)
 }
+
+/// Runs the helper executable `name` (another process of a test) with `arguments`, and waits for it to end.
+///
+/// - Returns: Whether it succeeded.
+public func runHelper(_ name: String, _ arguments: [String]) throws -> Bool {
+    let process = Process()
+    process.executableURL = helperExecutable(named: name)
+    process.arguments = arguments
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationReason == .exit && process.terminationStatus == 0
+}

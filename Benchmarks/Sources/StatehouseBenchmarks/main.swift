@@ -4,7 +4,9 @@
 //
 // `--quick` runs each measurement for 10 ms instead of 100 ms (a smoke run; the numbers are noisier).
 // `--store` runs only the store table.
+// `--outside` runs only the table of changes made by another process (about two minutes).
 
+import Foundation
 import Observation
 
 let budget: Duration = CommandLine.arguments.contains("--quick") ? .milliseconds(10) : .milliseconds(100)
@@ -36,6 +38,13 @@ func observationRegistrarCost() -> Double {
     }
 }
 
+if let writer = CommandLine.arguments.firstIndex(of: "--writer"), CommandLine.arguments.count == writer + 3 {
+    try runOutsideWriter(kind: CommandLine.arguments[writer + 1], place: CommandLine.arguments[writer + 2])
+}
+if CommandLine.arguments.contains("--outside") {
+    try outsideChangeTable()
+    exit(0)
+}
 let storeOnly = CommandLine.arguments.contains("--store")
 if !storeOnly {
     containerTable().print()

@@ -4,14 +4,18 @@
 1. Action → page: the time from sending an action to the moment an open page's event stream carries its effect,
    over 200 actions (median, p99), against the plain round trip of a request to the same server.
    a. through the page's own server;  b. written by another process (a second server on the same database).
-2. `timetrack list` on 1,000 projects with 100,000 activities, against the sqlite3 shell running the same query.
-3. The server's memory (RSS) with 100 open pages, against the same server with none.
-4. Fan-out: an action's round trip on 1,000 projects with 0, 10 and 100 open pages (each change is encoded once).
-5. Lock stall: `GET /api/projects` while another process holds the database's write lock and 8 POSTs wait for it,
+2. CLI → views: `timetrack add` run as a separate process, to the moment an open page and a running `timetrack watch`
+   show the project, over 200 adds with random pauses, against the CLI's own run time (start to exit).
+3. Idle wake-ups: context switches per second of an idle `serve` (one page open) and an idle `watch` (output to a
+   pipe), over 60 s, summed over all their threads (/proc/PID/task/*/status).
+4. `timetrack list` on 1,000 projects with 100,000 activities, against the sqlite3 shell running the same query.
+5. The server's memory (RSS) with 100 open pages, against the same server with none.
+6. Fan-out: an action's round trip on 1,000 projects with 0, 10 and 100 open pages (each change is encoded once).
+7. Lock stall: `GET /api/projects` while another process holds the database's write lock and 8 POSTs wait for it,
    against the same GETs with the database free.
 
-Usage: measure.py PATH_TO_TIMETRACK [--only fan-out]   (build it with -c release first; --only runs one section, for
-       comparing with an older build)
+Usage: measure.py PATH_TO_TIMETRACK [--only SECTION]   (build it with -c release first; SECTION is one of latency,
+       cli, idle, memory, list, fan-out, lock: one section alone, for comparing with an older build)
 """
 import http.client
 import json
@@ -195,60 +199,149 @@ def timed(command, runs=7):
     return statistics.median(times)
 
 
+def context_switches(pid):
+    """Voluntary and involuntary context switches of every thread of `pid` so far."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/status") as status:
+                total += sum(int(line.split()[1]) for line in status
+                             if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")))
+        except FileNotFoundError:  # a thread that ended meanwhile
+            pass
+    return total
+
+
+def idle_wakeups(timetrack, database, seconds=60):
+    """Context switches per second of an idle `serve` with one page open, and of an idle `watch`."""
+    server, port = start_server(timetrack, database)
+    watcher = subprocess.Popen([timetrack, "watch", "--db", database], stdout=subprocess.PIPE)
+    threading.Thread(target=lambda: watcher.stdout.read(), daemon=True).start()
+    try:
+        page = Page(port)
+        page.wait_for(b"projects")
+        drain(page)
+        time.sleep(5)  # both settle: the page connected, the first table printed
+        before = {name: context_switches(process.pid) for name, process in (("serve", server), ("watch", watcher))}
+        time.sleep(seconds)
+        for name, process in (("serve", server), ("watch", watcher)):
+            rate = (context_switches(process.pid) - before[name]) / seconds
+            print(f"  idle {name}: {rate:.2f} context switches per second over {seconds} s")
+        page.socket.close()
+    finally:
+        for process in (server, watcher):
+            process.terminate()
+            process.wait()
+
+
+def cli_latency(timetrack, database):
+    """`timetrack add` in a process of its own → an open page and a running `watch`."""
+    server, port = start_server(timetrack, database)
+    watcher = subprocess.Popen([timetrack, "watch", "--db", database], stdout=subprocess.PIPE, text=True)
+    shown, pending, lock = {}, set(), threading.Lock()
+
+    def read_watch():
+        for line in watcher.stdout:
+            arrived = time.perf_counter()
+            with lock:
+                for name in [name for name in pending if name in line]:
+                    shown[name] = arrived
+                    pending.discard(name)
+
+    threading.Thread(target=read_watch, daemon=True).start()
+    try:
+        page = Page(port)
+        page.wait_for(b"projects")
+        to_page, to_watch, runs = [], [], []
+        for index in range(ACTIONS):
+            time.sleep(random.uniform(0, 0.3))
+            name = f"cli-{index}-{random.randrange(1 << 30)}"
+            with lock:
+                pending.add(name)
+            started = time.perf_counter()
+            subprocess.run([timetrack, "add", name, "--db", database], check=True, capture_output=True)
+            runs.append(time.perf_counter() - started)
+            to_page.append(page.wait_for(json.dumps(name).encode()) - started)
+            deadline = time.perf_counter() + 10
+            while time.perf_counter() < deadline:
+                with lock:
+                    if name in shown:
+                        to_watch.append(shown[name] - started)
+                        break
+                time.sleep(0.0005)
+        print(f"CLI add → open page ({ACTIONS} adds):   {summary(to_page)}")
+        print(f"CLI add → watch ({ACTIONS} adds):       {summary(to_watch)}")
+        print(f"  baseline, the CLI's own run (start to exit): {summary(runs)}")
+        page.socket.close()
+    finally:
+        for process in (server, watcher):
+            process.terminate()
+            process.wait()
+
+
 def main():
     timetrack = sys.argv[1]
-    if sys.argv[2:] == ["--only", "fan-out"]:
-        with tempfile.TemporaryDirectory() as directory:
-            big = os.path.join(directory, "big.sqlite")
-            subprocess.run([timetrack, "list", "--db", big], check=True, capture_output=True)
-            seed(big)
-            print("fan-out, 1,000 projects:")
-            fan_out(timetrack, big)
-        return
+    only = sys.argv[3] if sys.argv[2:3] == ["--only"] else None
+
+    def runs(section):
+        return only is None or only == section
+
     with tempfile.TemporaryDirectory() as directory:
         database = os.path.join(directory, "timetrack.sqlite")
-        server, port = start_server(timetrack, database)
-        other, other_port = start_server(timetrack, database)
-        try:
-            latencies, round_trips = action_latency(port, port, "own")
-            print(f"action → page, same server ({ACTIONS} actions): {summary(latencies)}")
-            print(f"  baseline, the request's own round trip:        {summary(round_trips)}")
-            latencies, round_trips = action_latency(other_port, port, "other")
-            print(f"action → page, another process ({ACTIONS} actions): {summary(latencies)}")
-            print(f"  baseline, the request's own round trip:           {summary(round_trips)}")
-
-            idle = rss_kib(server.pid)
-            pages = [Page(port) for _ in range(100)]
-            for page in pages:
-                page.wait_for(b"projects")
-            with_pages = rss_kib(server.pid)
-            print(f"server memory: {idle / 1024:.1f} MiB with no page, {with_pages / 1024:.1f} MiB with 100 open "
-                  f"pages ({(with_pages - idle) / 100:.0f} KiB per page)")
-            for page in pages:
-                page.socket.close()
-        finally:
-            server.terminate()
-            other.terminate()
-            server.wait()
-            other.wait()
+        subprocess.run([timetrack, "list", "--db", database], check=True, capture_output=True)
+        if runs("latency") or runs("memory"):
+            server, port = start_server(timetrack, database)
+            other, other_port = start_server(timetrack, database)
+            try:
+                if runs("latency"):
+                    latencies, round_trips = action_latency(port, port, "own")
+                    print(f"action → page, same server ({ACTIONS} actions): {summary(latencies)}")
+                    print(f"  baseline, the request's own round trip:        {summary(round_trips)}")
+                    latencies, round_trips = action_latency(other_port, port, "other")
+                    print(f"action → page, another process ({ACTIONS} actions): {summary(latencies)}")
+                    print(f"  baseline, the request's own round trip:           {summary(round_trips)}")
+                if runs("memory"):
+                    idle = rss_kib(server.pid)
+                    pages = [Page(port) for _ in range(100)]
+                    for page in pages:
+                        page.wait_for(b"projects")
+                    with_pages = rss_kib(server.pid)
+                    print(f"server memory: {idle / 1024:.1f} MiB with no page, {with_pages / 1024:.1f} MiB with 100 "
+                          f"open pages ({(with_pages - idle) / 100:.0f} KiB per page)")
+                    for page in pages:
+                        page.socket.close()
+            finally:
+                server.terminate()
+                other.terminate()
+                server.wait()
+                other.wait()
+        if runs("cli"):
+            cli_latency(timetrack, database)
+        if runs("idle"):
+            print("idle wake-ups:")
+            idle_wakeups(timetrack, database)
 
         big = os.path.join(directory, "big.sqlite")
-        subprocess.run([timetrack, "list", "--db", big], check=True, capture_output=True)
-        seed(big)
-        query = """SELECT project.id, project.name, COALESCE(SUM(activity.stoppedAt - activity.startedAt), 0),
-                   MAX(CASE WHEN activity.stoppedAt IS NULL THEN activity.startedAt END)
-                   FROM project LEFT JOIN activity ON activity.projectId = project.id
-                   GROUP BY project.id ORDER BY project.nameKey, project.id"""
-        listing = timed([timetrack, "list", "--db", big])
-        listing_json = timed([timetrack, "list", "--json", "--db", big])
-        baseline = timed(["sqlite3", big, query])
-        print(f"list, 1,000 projects / 100,000 activities: {listing * 1000:.0f} ms (--json {listing_json * 1000:.0f} ms); "
-              f"sqlite3 shell, same query: {baseline * 1000:.0f} ms; ratio {listing / baseline:.1f}x")
-
-        print("fan-out, 1,000 projects:")
-        fan_out(timetrack, big)
-        print("GET /api/projects, 100 requests:")
-        lock_stall(timetrack, big)
+        if runs("list") or runs("fan-out") or runs("lock"):
+            subprocess.run([timetrack, "list", "--db", big], check=True, capture_output=True)
+            seed(big)
+        if runs("list"):
+            query = """SELECT project.id, project.name, COALESCE(SUM(activity.stoppedAt - activity.startedAt), 0),
+                       MAX(CASE WHEN activity.stoppedAt IS NULL THEN activity.startedAt END)
+                       FROM project LEFT JOIN activity ON activity.projectId = project.id
+                       GROUP BY project.id ORDER BY project.nameKey, project.id"""
+            listing = timed([timetrack, "list", "--db", big])
+            listing_json = timed([timetrack, "list", "--json", "--db", big])
+            baseline = timed(["sqlite3", big, query])
+            print(f"list, 1,000 projects / 100,000 activities: {listing * 1000:.0f} ms (--json "
+                  f"{listing_json * 1000:.0f} ms); sqlite3 shell, same query: {baseline * 1000:.0f} ms; "
+                  f"ratio {listing / baseline:.1f}x")
+        if runs("fan-out"):
+            print("fan-out, 1,000 projects:")
+            fan_out(timetrack, big)
+        if runs("lock"):
+            print("GET /api/projects, 100 requests:")
+            lock_stall(timetrack, big)
 
 
 if __name__ == "__main__":

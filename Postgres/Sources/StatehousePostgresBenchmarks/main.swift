@@ -8,8 +8,10 @@ import StatehousePostgres
 // the same run (the floor: one statement on a pooled connection, from async code, with no blocking bridge):
 //
 //   swift run -c release --package-path Postgres StatehousePostgresBenchmarks [--port P] [--operations N]
+//       [--actions N]
 //
-// Without --port it starts a private cluster (initdb and pg_ctl, as the tests do) and stops it at the end.
+// Without --port it starts a private cluster (initdb and pg_ctl, as the tests do) and stops it at the end. Then a
+// ReplicatedStore's latencies over `--actions` actions (500 by default); see Replication.swift.
 
 func option(_ name: String) -> String? {
     let arguments = CommandLine.arguments
@@ -17,6 +19,7 @@ func option(_ name: String) -> String? {
 }
 
 let operations = option("--operations").flatMap(Int.init) ?? 2_000
+let following = option("--follow")
 let ownCluster = option("--port") == nil ? try PostgresTestCluster.start() : nil
 defer { ownCluster?.stop() }
 let port = option("--port").flatMap(Int.init) ?? ownCluster!.port
@@ -73,7 +76,12 @@ func run() async throws {
 await withTaskGroup(of: Void.self) { group in
     group.addTask { await PostgresStorage.run(client) }
     do {
-        try await run()
+        if let following {
+            try await follow(following)
+        } else {
+            try await run()
+            try await measureReplication(actions: option("--actions").flatMap(Int.init) ?? 500)
+        }
     } catch {
         print("benchmark failed: \(error)")
     }

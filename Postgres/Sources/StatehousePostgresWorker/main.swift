@@ -14,6 +14,11 @@ import StatehousePostgres
 //       value and prints "final <value>".
 //   StatehousePostgresWorker --port P --table T --key K save VALUE
 //       saves the integer VALUE; prints "done".
+//   StatehousePostgresWorker --port P --table T --key K replicate N
+//       a ReplicatedStore of a `Tally` on the action log T (`--snapshot-every S`, 100 by default): dispatches N
+//       `.increment`s, prints "dispatched" once this process applied them all; then, once a line "expect TOTAL"
+//       arrives on its standard input, waits until it applied TOTAL actions and prints "final <count> <checksum>
+//       <sequence>". N may be 0: a process that only catches up.
 
 func option(_ name: String) -> String? {
     let arguments = CommandLine.arguments
@@ -36,6 +41,13 @@ let storage = PostgresStorage(
 /// Prints `line` at once (`print` would buffer it in a pipe, where the test reads each line as it comes).
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Reads a line of standard input without blocking the cooperative pool.
+func readInput() async -> String? {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: readLine()) }
+    }
 }
 
 /// Waits until `condition` holds, checking every 10 ms, for at most two minutes.
@@ -67,18 +79,15 @@ func work() async -> Int32 {
             return 1
         }
         say("flushed")
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                _ = readLine()
-                continuation.resume()
-            }
-        }
+        _ = await readInput()
         let stored = { (try? storage.load(key: key)).flatMap { $0 }.flatMap { try? JSONDecoder().decode(Int.self, from: $0) } }
         guard await waitFor({ counter.value == stored() }) else {
             say("failed: the container shows \(counter.value), the table \(String(describing: stored()))")
             return 1
         }
         say("final \(counter.value)")
+    case ("replicate", let count?):
+        return await replicate(count)
     case ("save", let value?):
         do {
             try storage.save(Data(String(value).utf8), key: key)
@@ -94,6 +103,69 @@ func work() async -> Int32 {
     return 0
 }
 
+/// The replicated state of `replicate`: a count, and a checksum of the order in which the actions were applied.
+struct Tally: Codable, Equatable, Sendable {
+    var count = 0
+    var checksum: Int64 = 0
+}
+
+enum TallyAction: Codable, Sendable {
+    /// `tag` names the process that dispatched it.
+    case increment(tag: Int64)
+}
+
+func replicate(_ count: Int) async -> Int32 {
+    let replica: ReplicatedStore<Tally, TallyAction>
+    do {
+        replica = try ReplicatedStore(
+            client: client, log: table, initialState: Tally(),
+            snapshotEvery: option("--snapshot-every").flatMap(Int.init) ?? 100, verifyDeterminism: true
+        ) { state, action in
+            switch action {
+            case .increment(let tag):
+                state.count += 1
+                state.checksum = state.checksum &* 31 &+ tag
+            }
+        }
+    } catch {
+        say("failed: \(error)")
+        return 1
+    }
+    return await withTaskGroup(of: Int32?.self) { group in
+        group.addTask {
+            do {
+                try await replica.run()
+            } catch {
+                say("failed: \(error)")
+                return 1
+            }
+            return nil
+        }
+        group.addTask {
+            let tag = Int64(getpid())
+            for _ in 0..<max(count - 1, 0) { replica.dispatch(.increment(tag: tag)) }
+            do {
+                if count > 0 { try await replica.send(.increment(tag: tag)) }
+            } catch {
+                say("failed: \(error)")
+                return 1
+            }
+            say("dispatched")
+            guard let line = await readInput(), let total = line.split(separator: " ").last.flatMap({ Int64($0) }) else {
+                say("failed: expected a line \"expect TOTAL\"")
+                return 1
+            }
+            await replica.waitUntilApplied(through: total)
+            let state = replica.state
+            say("final \(state.count) \(state.checksum) \(replica.appliedSequence)")
+            return 0
+        }
+        let status = await group.next() ?? nil
+        group.cancelAll()
+        return status ?? 1
+    }
+}
+
 let status = await withTaskGroup(of: Int32?.self) { group in
     group.addTask { await PostgresStorage.run(client); return nil }
     group.addTask { await work() }
@@ -102,3 +174,4 @@ let status = await withTaskGroup(of: Int32?.self) { group in
     return status ?? 1
 }
 exit(status)
+

@@ -84,16 +84,9 @@ final class Worker {
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        let (lines, reading) = (self.lines, output.fileHandleForReading)
-        Thread.detachNewThread {
-            var pending = Data()
-            while case let data = reading.availableData, !data.isEmpty {
-                pending.append(data)
-                while let end = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    lines.append(String(decoding: pending[..<end], as: UTF8.self))
-                    pending.removeSubrange(...end)
-                }
-            }
+        let (recorded, reading) = (self.lines, output.fileHandleForReading)
+        Task.detached {
+            for await line in readLines(from: reading) { recorded.append(line) }
         }
     }
 

@@ -13,6 +13,9 @@ public struct StatehouseDiagnostic: Sendable, Equatable, CustomStringConvertible
         case terminationHandling
         /// An ``Effect/run(priority:operation:catch:)`` effect threw, and had no `catch` handler.
         case unhandledEffectError
+        /// Changes other processes make cannot be watched (or watching stopped): they are noticed by polling only.
+        /// See ``ExternalChanges/watch(safetyNet:)``.
+        case watchingUnavailable
     }
 
     public let kind: Kind
@@ -56,6 +59,31 @@ public struct StatehouseDiagnostic: Sendable, Equatable, CustomStringConvertible
         )
     }
 
+    /// Following `key` (or, with no key, a database) cannot be pushed: `reason` says why and what to do.
+    package static func watchingUnavailable(key: String, reason: String, pollingEvery interval: Duration) -> Self {
+        Self(
+            kind: .watchingUnavailable,
+            key: key,
+            message: """
+                Statehouse: changes other processes make to \(key.isEmpty ? "the database" : String(reflecting: key)) \
+                cannot be watched, so they are looked for every \(interval) instead: \(reason)
+                """
+        )
+    }
+
+    /// The kernel stopped watching `directory`, which was removed or moved away.
+    static func watchingStopped(directory: String) -> Self {
+        Self(
+            kind: .watchingUnavailable,
+            key: "",
+            message: """
+                Statehouse: \(directory) was removed or moved away, so changes other processes make in it are no \
+                longer watched; the followers' safety-net poll still notices them, more slowly. Keep the directory \
+                in place while the program runs, or restart it once the directory is back.
+                """
+        )
+    }
+
     static func duplicateKey(_ key: String) -> Self {
         Self(
             kind: .duplicateKey,
@@ -93,7 +121,7 @@ public enum StatehouseDiagnostics {
         FileHandle.standardError.write(Data((diagnostic.message + "\n").utf8))
     }
 
-    static func report(_ diagnostic: StatehouseDiagnostic) {
+    package static func report(_ diagnostic: StatehouseDiagnostic) {
         (handler ?? defaultHandler)(diagnostic)
     }
 

@@ -6,8 +6,9 @@ import Foundation
 /// Persisted containers on such a storage check the fingerprint of their key periodically, and reload and notify
 /// their listeners when it changed; see ``ExternalChanges``.
 public protocol ChangeDetectingStorage: StateStorage {
-    /// A value that differs after any save or removal of `key`, by anyone. Must be cheap: containers ask for it
-    /// several times a second.
+    /// A value that differs after any change of `key`'s data, by anyone: a save of other bytes, a removal. A save of
+    /// the same bytes may keep it (a hash of the bytes is a fingerprint: the value to follow did not change). Must be
+    /// cheap: containers ask for it at every notification and safety-net check.
     func fingerprint(key: String) throws -> StorageFingerprint
 
     /// Saves `data` under `key` and returns the fingerprint of exactly this save.
@@ -16,9 +17,22 @@ public protocol ChangeDetectingStorage: StateStorage {
     /// fingerprint: a write by another process landing in between is then taken for this one (it shows with the next
     /// change). Storages that can read it as part of the save should implement this.
     func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint
+
+    /// Loads `key`'s data (`nil` if nothing is stored) together with the fingerprint of exactly that data.
+    ///
+    /// Persisted containers use it when they follow a change, so that the fingerprint they remember is that of the
+    /// value they took. The default reads the fingerprint, then the data: a save landing in between is read with
+    /// the older fingerprint, and read (and delivered) once more by the next check. Storages that can read both at
+    /// once should implement this.
+    func loadWithFingerprint(key: String) throws -> (data: Data?, fingerprint: StorageFingerprint)
 }
 
 extension ChangeDetectingStorage {
+    public func loadWithFingerprint(key: String) throws -> (data: Data?, fingerprint: StorageFingerprint) {
+        let fingerprint = try fingerprint(key: key)
+        return (try load(key: key), fingerprint)
+    }
+
     public func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
         try save(data, key: key)
         return try fingerprint(key: key)
@@ -50,16 +64,4 @@ public struct StorageFingerprint: Hashable, Sendable {
 
     /// The fingerprint of a key with nothing stored.
     public static let absent = StorageFingerprint([])
-}
-
-/// Whether a persisted container follows changes that others make to its stored data.
-public enum ExternalChanges: Sendable, Equatable {
-    /// Check every `interval`: a change made by another process reaches the container's listeners within about
-    /// `interval` plus one read. Local changes not yet written win over outside ones.
-    case poll(every: Duration)
-    /// Never reload.
-    case ignore
-
-    /// Check four times a second.
-    public static let poll = ExternalChanges.poll(every: .milliseconds(250))
 }

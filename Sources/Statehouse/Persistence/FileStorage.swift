@@ -67,9 +67,12 @@ public struct FileStorage: StateStorage {
     }
 
     static func fileName(for key: String) -> String {
-        // ASCII is its own canonical composition: skip the (costly) normalization for the usual keys.
-        let normalized = key.utf8.allSatisfy { $0 < 0x80 } ? key : key.precomposedStringWithCanonicalMapping
-        return encodedName(of: normalized, keeping: { $0 != .uppercase })
+        encodedName(of: StorageKey.canonical(key), keeping: { $0 != .uppercase })
+    }
+
+    /// The names `key`'s file may have: the current encoding's, and the first encoding's if it differs.
+    static func fileNames(for key: String) -> Set<String> {
+        [fileName(for: key), encodedName(of: key, keeping: { _ in true })]
     }
 
     /// The file a key had under the first encoding, if it differs from the current one and is there under exactly
@@ -126,7 +129,7 @@ public struct FileStorage: StateStorage {
         key.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
     }
 
-    private func createDirectoryIfNeeded() throws {
+    func createDirectoryIfNeeded() throws {
         try FileManager.default.createDirectory(
             at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]
         )
@@ -188,6 +191,24 @@ extension FileStorage: ChangeDetectingStorage {
                 return .absent
             }
             return Self.fingerprint(of: info)
+        }
+    }
+
+    /// Exact: the fingerprint is that of the open file the data is read from, so a save renaming another file into
+    /// place meanwhile is not mistaken for the data read. (A file under the first encoding has the fingerprint
+    /// ``fingerprint(key:)`` gives it: absent.)
+    public func loadWithFingerprint(key: String) throws -> (data: Data?, fingerprint: StorageFingerprint) {
+        try StorageError.catching(key: key, operation: .load, in: directory.path) {
+            let url = fileURL(for: key)
+            let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                guard errno == ENOENT else { throw posixError("open \(url.lastPathComponent)") }
+                return (try legacyFileURL(for: key).flatMap(read), .absent)
+            }
+            let file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw posixError("inspect \(url.lastPathComponent)") }
+            return (try file.readToEnd() ?? Data(), Self.fingerprint(of: info))
         }
     }
 

@@ -23,14 +23,15 @@ extension StateContainer where Value: Codable {
     ///   - key: The state's name, and its entry in `storage`.
     ///   - storage: Where the value lives.
     ///   - writes: When changes are written.
-    ///   - externalChanges: On a ``ChangeDetectingStorage`` (files, SQLite), whether and how often to look for
-    ///     changes others made, to reload and notify the listeners. Polls four times a second by default.
+    ///   - externalChanges: On a ``ChangeDetectingStorage`` (files, SQLite), whether and how to follow changes
+    ///     others made, to reload and notify the listeners. By default the storage says when they happen
+    ///     (``ExternalChanges/watch``), with a poll every 5 seconds as the safety net.
     public convenience init(
         _ defaultValue: Value,
         key: String,
         storage: some StateStorage,
         writes: WritePolicy = .coalesced,
-        externalChanges: ExternalChanges = .poll
+        externalChanges: ExternalChanges = .watch
     ) {
         self.init(
             defaultValue, key: key, storage: storage, codec: .json, writes: writes, externalChanges: externalChanges

@@ -30,6 +30,8 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
     /// What the storage was doing when it failed.
     public enum Operation: String, Sendable, Equatable {
         case open, load, save, remove, transact, fingerprint, encode, decode
+        /// Starting to watch for changes others make (``ChangeNotifyingStorage``).
+        case watch
     }
 
     public let kind: Kind

@@ -12,9 +12,10 @@ extension Store where State: Codable {
     ///   - key: The state's entry in `storage`.
     ///   - storage: Where the state lives.
     ///   - writes: When changes are written.
-    ///   - externalChanges: On a ``ChangeDetectingStorage`` (files, SQLite), whether and how often to look for
-    ///     changes others made; the state stored by another process replaces this store's state (subscribers are
-    ///     told, nothing is written back, no action is recorded). Polls four times a second by default.
+    ///   - externalChanges: On a ``ChangeDetectingStorage`` (files, SQLite), whether and how to follow changes
+    ///     others made; the state stored by another process replaces this store's state (subscribers are told,
+    ///     nothing is written back, no action is recorded). By default the storage says when they happen
+    ///     (``ExternalChanges/watch``), with a poll every 5 seconds as the safety net.
     ///   - reducer: Applies an action to the state, and says what to do next.
     ///   - middleware: Sees every action before the reducer, the first outermost.
     @_disfavoredOverload  // as for the store without storage: reducers that return nothing pick the `Void` variant
@@ -23,7 +24,7 @@ extension Store where State: Codable {
         key: String,
         storage: some StateStorage,
         writes: WritePolicy = .coalesced,
-        externalChanges: ExternalChanges = .poll,
+        externalChanges: ExternalChanges = .watch,
         reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
         middleware: [Middleware<State, Action>] = []
     ) {
@@ -39,7 +40,7 @@ extension Store where State: Codable {
         key: String,
         storage: some StateStorage,
         writes: WritePolicy = .coalesced,
-        externalChanges: ExternalChanges = .poll,
+        externalChanges: ExternalChanges = .watch,
         reducer: @escaping @Sendable (inout State, Action) -> Void,
         middleware: [Middleware<State, Action>] = []
     ) {
@@ -60,7 +61,7 @@ extension Store where State: VersionedState {
         key: String,
         storage: some StateStorage,
         writes: WritePolicy = .coalesced,
-        externalChanges: ExternalChanges = .poll,
+        externalChanges: ExternalChanges = .watch,
         reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
         middleware: [Middleware<State, Action>] = []
     ) {
@@ -76,7 +77,7 @@ extension Store where State: VersionedState {
         key: String,
         storage: some StateStorage,
         writes: WritePolicy = .coalesced,
-        externalChanges: ExternalChanges = .poll,
+        externalChanges: ExternalChanges = .watch,
         reducer: @escaping @Sendable (inout State, Action) -> Void,
         middleware: [Middleware<State, Action>] = []
     ) {

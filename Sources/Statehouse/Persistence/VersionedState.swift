@@ -67,7 +67,7 @@ extension StateContainer where Value: VersionedState {
         key: String,
         storage: some StateStorage,
         writes: WritePolicy = .coalesced,
-        externalChanges: ExternalChanges = .poll
+        externalChanges: ExternalChanges = .watch
     ) {
         self.init(
             defaultValue, key: key, storage: storage, codec: .versioned, writes: writes,

@@ -32,7 +32,7 @@ final class ScopeUpstream<State: Sendable>: Sendable {
     /// needs it.
     let parentMayStop: @Sendable (_ tree: inout ScopeTree.Transaction) -> Void
     /// Whether the store follows for as long as it lives.
-    let isPinned: Bool
+    @usableFromInline let isPinned: Bool
     /// The store's place among the parent's followers while it follows. Changed with the tree lock held.
     private let link = Locked<ScopeLink?>(nil)
 

@@ -134,11 +134,15 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
 
     /// The current state. Safe to read from any thread.
     ///
-    /// A scoped store with no subscriber reads it through its parent (see <doc:TheStore>).
+    /// A scoped store reads it through its parent (see <doc:TheStore>).
     @inlinable
     public var state: State {
         registrar.accessed()
         guard let upstream else { return core.withLock { $0.state } }
+        // A following scope's copy lags its parent between the parent's change and the follow: a read that used the
+        // copy once the scope follows, and the parent before, could go backwards. Only an `ifLet` scope, which must
+        // show the last non-`nil` part, and follows from the start to its end, reads its copy.
+        guard upstream.isPinned else { return upstream.read() }
         return core.withLock { $0.followedState } ?? upstream.read()
     }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Statehouse
 
 /// The bytes ``EncryptedStorage`` keeps for a value: a format byte, then an AES-256-GCM sealed box.
 ///
@@ -54,10 +55,8 @@ enum SealedValue {
     }
 
     private static func associatedData(_ key: String) -> Data {
-        // ASCII is its own canonical composition: skip the (costly) normalization for the usual keys.
-        let normalized = key.utf8.allSatisfy { $0 < 0x80 } ? key : key.precomposedStringWithCanonicalMapping
         var data = Data([format])
-        data.append(contentsOf: normalized.utf8)
+        data.append(contentsOf: StorageKey.canonical(key).utf8)
         return data
     }
 }

@@ -142,4 +142,38 @@ struct PersistenceMachineTests {
         }
         #expect(snapshot.value == 2 && retry > number)
     }
+
+    // MARK: Following outside changes
+
+    @Test func watchingIsUsedWhereTheStorageCanNotifyAndPollingAtTheOldRateElsewhere() {
+        let watch = ExternalChanges.watch(safetyNet: .seconds(5))
+        #expect(Machine.following(watch, canDetect: true, canNotify: true) == .watch(safetyNet: .seconds(5)))
+        #expect(Machine.following(watch, canDetect: true, canNotify: false) == .poll(every: .milliseconds(250)))
+        #expect(Machine.following(watch, canDetect: false, canNotify: false) == .none)
+        // A safety net shorter than the polling rate is kept where watching is unavailable.
+        let eager = ExternalChanges.watch(safetyNet: .milliseconds(20))
+        #expect(Machine.following(eager, canDetect: true, canNotify: false) == .poll(every: .milliseconds(20)))
+        #expect(Machine.following(.poll(every: .seconds(1)), canDetect: true, canNotify: true) == .poll(every: .seconds(1)))
+        #expect(Machine.following(.ignore, canDetect: true, canNotify: true) == .none)
+        #expect(ExternalChanges.watch == .watch(safetyNet: .seconds(5)))
+    }
+
+    @Test func aBurstOfNotificationsQueuesOneCheckAndOneMoreOnceItStarts() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        let burst = (0..<1_000).map { _ in machine.checkRequested() }
+        #expect(burst == [true] + Array(repeating: false, count: 999))
+        machine.checkStarts()
+        // A change made while the check runs may have been missed by it: the next request queues another.
+        let after = [machine.checkRequested(), machine.checkRequested()]
+        #expect(after == [true, false])
+    }
+
+    @Test func aBusyOwnerIsAskedAgainSoonBackingOffUntilItAnswers() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        let delays = (0..<9).map { _ in machine.ownerWasBusy() }
+        #expect(delays == [1, 2, 4, 8, 16, 32, 64, 64, 64].map { Duration.milliseconds($0) })
+        _ = machine.isWorthReading(ownerCount: 0, fingerprint: StorageFingerprint([1]))
+        let afterAnswer = machine.ownerWasBusy()
+        #expect(afterAnswer == .milliseconds(1))
+    }
 }

@@ -14,27 +14,3 @@ struct FileIdentity: Equatable, Sendable {
         inode = UInt64(info.st_ino)
     }
 }
-
-/// Asks `isIntact` every `interval`, and calls `onLoss` once it says no.
-///
-/// Polling, because the moment matters little: every write checks the same thing itself before it commits (see
-/// `SQLiteBackend.write`), so no write is confirmed into a lost file; this only tells the views sooner.
-final class FileIdentityWatch: Sendable {
-    private let watching: Task<Void, Never>
-
-    init(every interval: Duration, isIntact: @escaping @Sendable () -> Bool, onLoss: @escaping @Sendable () -> Void) {
-        watching = Task.detached(priority: .utility) {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                if !Task.isCancelled, !isIntact() {
-                    onLoss()
-                    return
-                }
-            }
-        }
-    }
-
-    deinit {
-        watching.cancel()
-    }
-}

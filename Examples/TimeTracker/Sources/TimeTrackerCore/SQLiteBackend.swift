@@ -13,7 +13,7 @@ final class SQLiteBackend: TrackerBackend {
     let path: String
     let pool: DatabasePool
     let writeDeadline: WriteDeadline
-    private let pollInterval: Duration
+    private let safetyNet: Duration
     /// The file opened, and its write-ahead log and shared index (`-wal`, `-shm`, where SQLite keeps them: beside
     /// the file a symbolic link points to): writes stop once any of them is another file, or none.
     let identity: FileIdentity
@@ -21,9 +21,9 @@ final class SQLiteBackend: TrackerBackend {
 
     var location: String { path }
 
-    init(path: String, pollInterval: Duration, lockTimeout: Duration) throws(TrackerError) {
+    init(path: String, safetyNet: Duration, lockTimeout: Duration) throws(TrackerError) {
         self.path = path
-        self.pollInterval = pollInterval
+        self.safetyNet = safetyNet
         writeDeadline = WriteDeadline(timeout: lockTimeout)
         var configuration = Configuration()
         configuration.busyMode = writeDeadline.busyMode
@@ -98,26 +98,20 @@ final class SQLiteBackend: TrackerBackend {
     func watch(
         changed: @escaping @Sendable () -> Void, lost: @escaping @Sendable (TrackerError) -> Void
     ) throws(TrackerError) -> any Sendable {
-        let monitor: DatabaseChangeMonitor
+        // The monitor also reports the file (or its -wal or -shm) removed or replaced: then no write goes there any
+        // more (see `write`), and the views are told why.
         do {
-            monitor = try DatabaseChangeMonitor(path: path, every: pollInterval, onChange: changed)
+            return try DatabaseChangeMonitor(path: path, safetyNet: safetyNet) { [self] in
+                if isStillAtItsPath { changed() } else { lost(.databaseGone(path: path)) }
+            }
         } catch {
             throw .database("could not watch \(path): \(Self.reason(error))")
         }
-        let identityWatch = FileIdentityWatch(every: .seconds(1), isIntact: { [self] in isStillAtItsPath }) { [path] in
-            lost(.databaseGone(path: path))
-        }
-        return Watches(monitor: monitor, identityWatch: identityWatch)
     }
 
     /// Whether `path` still names the file this database opened, and its log and index the ones it opened.
     var isStillAtItsPath: Bool {
         FileIdentity(path: path) == identity && journal.allSatisfy { FileIdentity(path: $0.path) == $0.identity }
-    }
-
-    private struct Watches: Sendable {
-        let monitor: DatabaseChangeMonitor
-        let identityWatch: FileIdentityWatch
     }
 }
 

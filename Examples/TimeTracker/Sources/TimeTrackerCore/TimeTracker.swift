@@ -10,8 +10,8 @@ import Statehouse
 /// ```
 ///
 /// Views subscribe to ``store`` and re-render when the state changes, whoever changed the database: this process,
-/// or another one (seen within `pollInterval` on SQLite, pushed by PostgreSQL's `NOTIFY` on PostgreSQL, see
-/// ``open(postgres:lockTimeout:now:)``).
+/// or another one (seen within milliseconds: on SQLite a `DatabaseChangeMonitor` watches the database's files, on
+/// PostgreSQL its `NOTIFY` is pushed; see ``open(postgres:lockTimeout:now:)``).
 public final class TimeTracker: Sendable {
     /// The state every view shows; subscribe to it. Change it only through ``perform(_:)``.
     public let store: Store<TrackerState, TrackerStoreAction>
@@ -27,17 +27,18 @@ public final class TimeTracker: Sendable {
     /// Opens (or creates) the SQLite database at `path`.
     ///
     /// - Parameters:
-    ///   - pollInterval: How often to look for changes made by other processes.
+    ///   - safetyNet: How often to look for changes made by other processes even when nothing says so (changes are
+    ///     watched for as they happen; this catches what watching cannot see, such as a network file system).
     ///   - lockTimeout: How long an action may wait, from when it is performed, for another program to release the
     ///     database; past it, the action fails with ``TrackerError/databaseLocked(waited:)``.
     ///   - now: The clock that dates activities; tests pass their own.
     public convenience init(
         path: String,
-        pollInterval: Duration = .milliseconds(250),
+        safetyNet: Duration = .seconds(5),
         lockTimeout: Duration = .seconds(5),
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(TrackerError) {
-        let backend = try SQLiteBackend(path: path, pollInterval: pollInterval, lockTimeout: lockTimeout)
+        let backend = try SQLiteBackend(path: path, safetyNet: safetyNet, lockTimeout: lockTimeout)
         try self.init(backend: backend, lockTimeout: lockTimeout, now: now)
     }
 

@@ -17,8 +17,9 @@ public final class EventStreamClient {
     }
 
     /// The `data:` of the next event that satisfies `predicate`, or `nil` once `timeout` passed. Events before it
-    /// are consumed.
-    public func next(timeout: Duration = .seconds(5), where predicate: (String) -> Bool = { _ in true }) -> String? {
+    /// are consumed. The default deadline is generous: an event that is sure to come can take seconds on a busy
+    /// machine (5 s timed out in 2 of 4 full runs while other builds ran); waiting ends as soon as it arrives.
+    public func next(timeout: Duration = .seconds(60), where predicate: (String) -> Bool = { _ in true }) -> String? {
         let deadline = ContinuousClock.now + timeout
         while true {
             while let end = received.range(of: "\n\n") {

@@ -15,8 +15,8 @@ public final class TestClock: Sendable {
     }
 
     public func tracker(
-        at path: String, pollInterval: Duration = .milliseconds(20), lockTimeout: Duration = .seconds(5)
+        at path: String, safetyNet: Duration = .seconds(5), lockTimeout: Duration = .seconds(5)
     ) throws -> TimeTracker {
-        try TimeTracker(path: path, pollInterval: pollInterval, lockTimeout: lockTimeout, now: { self.now })
+        try TimeTracker(path: path, safetyNet: safetyNet, lockTimeout: lockTimeout, now: { self.now })
     }
 }

@@ -59,6 +59,16 @@ enum Schema {
 
     /// Applies the migrations of `names.table` that this database has not seen, on `connection`.
     static func migrate(_ names: TableNames, on connection: PostgresConnection, logger: Logger) async throws {
+        try await migrate(names.table, migrations(for: names), on: connection, logger: logger)
+    }
+
+    /// Applies those of `migrations`, recorded under `table`, that this database has not seen, on `connection`.
+    static func migrate(
+        _ table: String,
+        _ migrations: [Migration],
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
         try await connection.query("BEGIN", logger: logger)
         do {
             try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: logger)
@@ -74,17 +84,17 @@ enum Schema {
                 logger: logger
             )
             let rows = try await connection.query(
-                "SELECT migration FROM statehouse_migrations WHERE table_name = \(names.table)", logger: logger
+                "SELECT migration FROM statehouse_migrations WHERE table_name = \(table)", logger: logger
             )
             var applied = Set<String>()
             for try await migration in rows.decode(String.self) { applied.insert(migration) }
-            for migration in migrations(for: names) where !applied.contains(migration.name) {
+            for migration in migrations where !applied.contains(migration.name) {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
                 try await connection.query(
                     """
-                    INSERT INTO statehouse_migrations (table_name, migration) VALUES (\(names.table), \(migration.name))
+                    INSERT INTO statehouse_migrations (table_name, migration) VALUES (\(table), \(migration.name))
                     """,
                     logger: logger
                 )

@@ -14,7 +14,19 @@ struct TableNames: Sendable {
     static let maximumLength = 48
 
     init(validating name: String) throws(StorageError) {
-        let isValid = (1...Self.maximumLength).contains(name.utf8.count)
+        table = try Self.validated(name, by: "PostgresStorage", example: "statehouse_state")
+        sequence = "\(name)_version"
+        trigger = "\(name)_notify"
+    }
+
+    /// `name`, if it is an identifier that can be written into SQL as it is, with room for a suffix.
+    ///
+    /// - Parameters:
+    ///   - user: The type whose name it is, for the message.
+    ///   - example: A valid name, for the message.
+    /// - Throws: `StorageError.Kind.invalidConfiguration` (operation `.open`) saying what a valid name is.
+    static func validated(_ name: String, by user: String, example: String) throws(StorageError) -> String {
+        let isValid = (1...maximumLength).contains(name.utf8.count)
             && name.utf8.first.map { $0 == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) } == true
             && name.utf8.allSatisfy { byte in
                 byte == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
@@ -24,14 +36,12 @@ struct TableNames: Sendable {
             throw StorageError(
                 .invalidConfiguration, key: nil, operation: .open,
                 message: """
-                    \(String(reflecting: name)) is not a table name PostgresStorage accepts: use 1 to \
-                    \(Self.maximumLength) lowercase letters, digits and underscores, starting with a letter or an \
-                    underscore (for example "statehouse_state").
+                    \(String(reflecting: name)) is not a table name \(user) accepts: use 1 to \
+                    \(maximumLength) lowercase letters, digits and underscores, starting with a letter or an \
+                    underscore (for example "\(example)").
                     """
             )
         }
-        table = name
-        sequence = "\(name)_version"
-        trigger = "\(name)_notify"
+        return name
     }
 }

@@ -42,6 +42,10 @@ struct PersistenceMachine<Value: Sendable> {
     private var publishedWriteNumber: UInt64 = 0
     /// Whether a transaction is running the owner's `update` body, on the writer.
     private(set) var inTransaction = false
+    /// Whether a check for an outside change is queued on the writer and has not started yet.
+    private var checkQueued = false
+    /// How many checks in a row found the owner's lock held.
+    private var busyChecks = 0
 
     init(initial: Value, policy: WritePolicy, canWrite: Bool) {
         self.latest = Snapshot(value: initial, count: 0)
@@ -131,8 +135,67 @@ struct PersistenceMachine<Value: Sendable> {
 
     // MARK: Outside changes
 
-    /// Whether to read the key again: the storage's fingerprint is not what this process last read or wrote, and no
-    /// local change is pending (it is newer, and will overwrite the stored value). Remembers the fingerprint.
+    /// How outside changes are followed.
+    enum Following: Equatable {
+        /// Not at all: the storage cannot tell, or the owner ignores them.
+        case none
+        /// Check every `interval`.
+        case poll(every: Duration)
+        /// Check when the storage says the key may have changed, and every `safetyNet`.
+        case watch(safetyNet: Duration)
+    }
+
+    /// How to follow outside changes as `externalChanges` asks, on a storage that can detect them (`canDetect`)
+    /// and say when they happen (`canNotify`).
+    static func following(_ externalChanges: ExternalChanges, canDetect: Bool, canNotify: Bool) -> Following {
+        guard canDetect else { return .none }
+        switch externalChanges {
+        case .ignore: return .none
+        case .poll(let interval): return .poll(every: interval)
+        case .watch(let safetyNet):
+            return canNotify ? .watch(safetyNet: safetyNet) : .poll(every: pollingInstead(of: safetyNet))
+        }
+    }
+
+    /// The interval to poll at where watching, with `safetyNet`, is unavailable or failed: that of
+    /// ``ExternalChanges/poll``, or the safety net's if it is shorter.
+    static func pollingInstead(of safetyNet: Duration) -> Duration {
+        min(ExternalChanges.pollInterval, safetyNet)
+    }
+
+    /// A check is asked for (the storage's notification, a poll, a retry): whether to queue one on the writer.
+    /// `false` while one is queued and has not started: it will see this change too, so a burst of notifications
+    /// costs one check.
+    mutating func checkRequested() -> Bool {
+        guard !checkQueued else { return false }
+        checkQueued = true
+        return true
+    }
+
+    /// The queued check starts: a request from now on queues another, so that a change made during this check is
+    /// not left for the safety net.
+    mutating func checkStarts() {
+        checkQueued = false
+    }
+
+    /// The check found the owner's lock held, and cannot wait for it on the writer: when to ask again. From 1 ms,
+    /// doubling up to 64 ms while the owner stays busy.
+    mutating func ownerWasBusy() -> Duration {
+        defer { busyChecks += 1 }
+        return .milliseconds(1 << min(busyChecks, 6))
+    }
+
+    /// The owner answered with its count: whether the storage's `fingerprint` may be a change worth reading. It is
+    /// not what this process last read or wrote, and no local change is pending. Remembers nothing:
+    /// ``shouldReload(ownerCount:fingerprint:)`` decides on the fingerprint of what was then read.
+    mutating func isWorthReading(ownerCount: UInt64, fingerprint: StorageFingerprint) -> Bool {
+        busyChecks = 0
+        return !hasPendingChange(ownerCount: ownerCount) && fingerprint != knownFingerprint
+    }
+
+    /// Whether to take what was read, whose fingerprint is `fingerprint`: it is not what this process last read or
+    /// wrote, and no local change is pending (it is newer, and will overwrite the stored value). Remembers the
+    /// fingerprint.
     mutating func shouldReload(ownerCount: UInt64, fingerprint: StorageFingerprint) -> Bool {
         guard !hasPendingChange(ownerCount: ownerCount), fingerprint != knownFingerprint else { return false }
         knownFingerprint = fingerprint

@@ -19,25 +19,28 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     let lastError: StateContainer<StorageError?>
     let updatesInTransactions: Bool
 
-    private let storage: any StateStorage
+    let storage: any StateStorage
     /// `storage`, if it can tell its own writes from others'.
-    private let changeDetecting: (any ChangeDetectingStorage)?
+    let changeDetecting: (any ChangeDetectingStorage)?
     /// `storage`, if `update` runs as a transaction on it.
     private let transactional: (any TransactionalStorage)?
-    private let codec: StateCodec<Value>
-    private let externalChanges: ExternalChanges
-    private let clock: any Clock<Duration>
-    private let machine: Locked<PersistenceMachine<Value>>
+    let codec: StateCodec<Value>
+    let externalChanges: ExternalChanges
+    let clock: any Clock<Duration>
+    let machine: Locked<PersistenceMachine<Value>>
     /// Serializes the I/O, so that an older value never lands after a newer one.
-    private let writer: DispatchQueue
+    let writer: DispatchQueue
     /// Hands outside values to the owner in order, off `writer` (its listeners may flush).
-    private let applier: DispatchQueue
-    private let following = Locked<Following?>(nil)
+    let applier: DispatchQueue
+    let following = Locked<Following?>(nil)
 
-    /// The owner whose outside changes are followed, and the task that looks for them.
-    private struct Following: Sendable {
+    /// The owner whose outside changes are followed, and what looks for them.
+    struct Following: Sendable {
         weak var owner: (any PersistenceOwner<Value>)?
-        let checks: Task<Void, Never>
+        /// The polls (the safety net, when watching).
+        var checks: Task<Void, Never>?
+        /// The storage's notifications, when watching.
+        var watch: StorageWatch?
     }
 
     /// Loads `key` from `storage` and makes the persistence that saves the changes of the owner made with it.
@@ -90,18 +93,7 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// owner's initializer: the owner can only be referred to once it exists.
     func start(owner: some PersistenceOwner<Value>) {
         PendingWrites.shared.register(self)
-        guard case .poll(let interval) = externalChanges, let storage = changeDetecting else { return }
-        writer.sync {
-            let initial = try? storage.fingerprint(key: key)
-            machine.withLock { $0.startsFollowing(from: initial) }
-        }
-        let checks = Task.detached { [weak self, clock] in
-            while (try? await clock.sleep(for: interval)) != nil {
-                guard let self else { return }
-                writer.async { self.checkForOutsideChange(in: storage) }
-            }
-        }
-        following.withLock { $0 = Following(owner: owner, checks: checks) }
+        startFollowing(owner)
     }
 
     func hasPendingChange(ownerCount count: UInt64) -> Bool {
@@ -210,7 +202,7 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     }
 
     func ownerDidEnd() {
-        following.withLock { $0 }?.checks.cancel()
+        stopFollowing()
         flushAtExit()
         PendingWrites.shared.unregister(self)
     }
@@ -279,25 +271,6 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         }
         report(outcome)
         return result != nil
-    }
-
-    // MARK: Outside changes
-
-    /// Runs on `writer`: reloads the key if someone else changed it. The owner takes the value only if it has not
-    /// changed since a moment when no local change was pending: a local change made at any point in between is
-    /// newer, wins, and will overwrite the stored value.
-    private func checkForOutsideChange(in storage: any ChangeDetectingStorage) {
-        guard let owner = following.withLock({ $0?.owner }), let count = owner.currentChangeCount(),
-            let fingerprint = try? storage.fingerprint(key: key),
-            machine.withLock({ $0.shouldReload(ownerCount: count, fingerprint: fingerprint) }),
-            let data = try? storage.load(key: key), let value = try? codec.decode(data)
-        else { return }
-        applier.async {
-            owner.takeStoredValue(value, ifUnchangedSince: count) { [weak self] in
-                guard let self else { return }
-                writer.async { self.machine.withLock { $0.refused(fingerprint) } }
-            }
-        }
     }
 }
 

@@ -1,9 +1,15 @@
 /// Whether a log event may show a value, and how: values are left out unless a rule says otherwise.
 ///
-/// Keys, case names and counts are always recorded; the value of a container, or an action's payload, appears in a
-/// log event only when its rule returns a string for it. Metrics never carry values, whatever the rule.
+/// Keys, case names and counts are always recorded; the value of a container, an action's payload or a store's
+/// state appears in a log event only when its rule returns a string for it. StatehouseLogging's
+/// `Middleware.logging(_:level:actions:state:)` and StatehouseMetrics take one; metrics never carry values,
+/// whatever the rule.
 ///
 /// ```swift
+/// let store = Store(initialState: AppState(), reducer: reduce, middleware: [
+///     .logging(logger),                                              // action=rename: the case only, the default
+///     .logging(logger, actions: .described),                         // and value=rename("Ann")
+/// ])
 /// let tokens = [
 ///     password.recordChanges(to: analytics),                         // the key only: the default
 ///     theme.recordChanges(to: analytics, values: .described),        // and value=red
@@ -15,7 +21,7 @@
 /// ```
 public struct ValueRedaction<Value>: Sendable {
     /// What a log event shows of `value`; `nil` shows nothing.
-    let describe: @Sendable (Value) -> String?
+    package let describe: @Sendable (Value) -> String?
 
     /// Shows no value: the default.
     public static var redacted: Self {

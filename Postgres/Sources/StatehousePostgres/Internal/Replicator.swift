@@ -1,0 +1,227 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import PostgresNIO
+import Statehouse
+
+/// A replicated store's traffic with its log: appends the actions dispatched here, in order, and follows the log,
+/// handing each entry to the store once, in order. It knows actions and states only as bytes; the store encodes and
+/// decodes them.
+final class Replicator: Sendable {
+    let log: ActionLog
+    /// This store's name in the log's `origin` column: new for every store, so that two stores of one process are
+    /// as distinct as two processes.
+    let origin = UUID()
+    let onIssue: @Sendable (ReplicationIssue) -> Void
+
+    /// How many actions one statement appends at most.
+    static let batchSize = 256
+    /// How many entries one query reads at most while catching up.
+    static let pageSize = 1_000
+
+    private let queue = NIOLockedValueBox(AppendQueue())
+    private let caughtUp = NIOLockedValueBox(CaughtUp.waiting([]))
+    /// Wakes the append loop; holds at most one wake-up, the loop reads everything pending at each.
+    private let signal = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+
+    private enum CaughtUp {
+        case waiting([CheckedContinuation<Int64, Never>])
+        /// The first catch-up ended, having handed over the entries up to this sequence number.
+        case done(Int64)
+    }
+
+    init(log: ActionLog, onIssue: @escaping @Sendable (ReplicationIssue) -> Void) {
+        self.log = log
+        self.onIssue = onIssue
+    }
+
+    /// How many actions dispatched here are not yet known to be in the log.
+    var pendingCount: Int { queue.withLockedValue { $0.pending.count } }
+
+    // MARK: Appending
+
+    /// Queues `action` for the log, after every action queued before it.
+    func enqueue(_ action: ByteBuffer, waiter: AppliedWaiter?) {
+        _ = queue.withLockedValue { $0.enqueue(action, waiter: waiter) }
+        signal.continuation.yield()
+    }
+
+    /// Appends what is queued, in order, until the task is cancelled. A lost connection or an unreachable server
+    /// is retried (5 ms doubling up to 1 s) with the same batch, first asking whether its append committed.
+    func appendLoop() async {
+        var wakeUps = signal.stream.makeAsyncIterator()
+        var uncertain: Int?  // the size of a batch whose append may have committed
+        var delay = Duration.milliseconds(5)
+        while !Task.isCancelled {
+            let batch = queue.withLockedValue { $0.batch(uncertain ?? Self.batchSize) }
+            guard let first = batch.first else {
+                guard await wakeUps.next() != nil else { return }
+                continue
+            }
+            do {
+                let committed = uncertain == nil ? false : try await log.contains(origin: origin, local: first.local)
+                if !committed {
+                    try await log.append(batch.map(\.action), locals: batch.map(\.local), origin: origin)
+                }
+                queue.withLockedValue { $0.appended(batch.count) }
+                (uncertain, delay) = (nil, .milliseconds(5))
+            } catch where Self.isRetryable(error) {
+                uncertain = batch.count
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(1))
+            } catch {
+                uncertain = nil
+                fail(batch.count, error)
+            }
+        }
+    }
+
+    /// The server's answer to an append says it cannot succeed: the batch is dropped and its waiters told.
+    private func fail(_ count: Int, _ error: any Error) {
+        let message = """
+            \(count) action(s) dispatched to the replicated store on \(log.names.log) could not be appended \
+            (\(PostgresFailure.describe(error))) and were not applied anywhere. Check the log's tables and the \
+            role's privileges on them.
+            """
+        let storageError = StorageError(.io, key: nil, operation: .save, message: message, cause: error)
+        for waiter in queue.withLockedValue({ $0.failed(count) }) { waiter.resume(throwing: storageError) }
+        onIssue(ReplicationIssue(kind: .actionNotAppended, sequence: nil, message: message))
+    }
+
+    /// A lost connection, no answer in time, or two appends of one batch (the first one's answer was lost, and it committed late).
+    private static func isRetryable(_ error: any Error) -> Bool {
+        PostgresFailure.isTransient(error) || error is TimedOut
+            || (error as? PSQLError)?.serverInfo?[.sqlState] == "23505"
+    }
+
+    /// This store's action number `local` was applied here, as number `sequence`: tells its waiter.
+    func applied(local: Int64, sequence: Int64) {
+        queue.withLockedValue { $0.applied(local: local) }?.resume(returning: sequence)
+    }
+
+    // MARK: Following
+
+    /// Follows the log until the task is cancelled: the newest snapshot first (handed to `restore`, which says
+    /// whether it could use it), then every entry after it, in order, to `apply`; then, listening, each entry as
+    /// it is appended. After a lost connection it listens again (10 ms doubling up to 2 s) and reads on from the
+    /// last entry it handed over, so no entry is handed over twice or skipped.
+    ///
+    /// - Throws: What `apply` throws: an entry this store cannot decode, which it must not skip.
+    func follow(
+        restore: @Sendable (_ state: ByteBuffer, _ sequence: Int64) -> Bool,
+        apply: @Sendable (LogEntry) throws(StorageError) -> Void
+    ) async throws(StorageError) {
+        var handedOver: Int64 = 0
+        var restored = false
+        var delay = Duration.milliseconds(10)
+        while !Task.isCancelled {
+            do {
+                if !restored {
+                    if let snapshot = try await log.newestSnapshot(), restore(snapshot.state, snapshot.sequence) {
+                        handedOver = snapshot.sequence
+                    }
+                    restored = true
+                }
+                try await log.client.withConnection { connection in
+                    try await bounded(by: log.operationTimeout, on: log.executor) { [log] in
+                        try await log.migrateIfNeeded(on: connection)
+                    }
+                    try await connection.listen(on: log.names.log) { notifications in
+                        delay = .milliseconds(10)
+                        try await followListening(to: notifications, after: &handedOver, apply)
+                    }
+                }
+            } catch let error as StorageError {
+                throw error
+            } catch {
+                // Listened again below, and caught up from `handedOver`.
+            }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(2))
+        }
+    }
+
+    /// Catches up, then again at each notification and at least every second (a safety net: a listening connection
+    /// whose backend is gone was seen to stay silent rather than fail), until the notifications end.
+    ///
+    /// - Throws: ``ListeningEnded`` when the notifications end, to listen again; a failed catch-up's error.
+    private func followListening(
+        to notifications: PostgresNotificationSequence,
+        after handedOver: inout Int64,
+        _ apply: @Sendable (LogEntry) throws(StorageError) -> Void
+    ) async throws {
+        let wakeUps = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            defer { group.cancelAll() }
+            group.addTask {
+                defer { wakeUps.continuation.finish() }
+                for try await _ in notifications { wakeUps.continuation.yield() }
+            }
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: .seconds(1))
+                    wakeUps.continuation.yield()
+                }
+            }
+            try await catchUp(after: &handedOver, apply)
+            markCaughtUp(through: handedOver)
+            for await _ in wakeUps.stream { try await catchUp(after: &handedOver, apply) }
+            try Task.checkCancellation()
+            throw ListeningEnded()
+        }
+    }
+
+    /// The notifications of a listening connection ended: its connection was lost.
+    private struct ListeningEnded: Error {}
+
+    /// Hands over every entry after `sequence`, advancing it. Stops at a gap (there is none: see ``LogSchema``).
+    private func catchUp(after sequence: inout Int64, _ apply: @Sendable (LogEntry) throws(StorageError) -> Void) async throws {
+        while true {
+            let entries = try await log.entries(after: sequence, limit: Self.pageSize)
+            for entry in entries {
+                guard entry.sequence == sequence + 1 else { return }
+                try apply(entry)
+                sequence = entry.sequence
+            }
+            if entries.count < Self.pageSize { return }
+        }
+    }
+
+    /// Waits until the log was read to its end once (``follow(restore:apply:)`` is running and listening).
+    /// - Returns: The sequence number of the last entry that first catch-up handed over.
+    func waitUntilCaughtUp() async -> Int64 {
+        await withCheckedContinuation { continuation in
+            let done = caughtUp.withLockedValue { state -> Int64? in
+                switch state {
+                case .done(let sequence):
+                    return sequence
+                case .waiting(var waiters):
+                    waiters.append(continuation)
+                    state = .waiting(waiters)
+                    return nil
+                }
+            }
+            if let done { continuation.resume(returning: done) }
+        }
+    }
+
+    private func markCaughtUp(through sequence: Int64) {
+        let waiters = caughtUp.withLockedValue { state -> [CheckedContinuation<Int64, Never>] in
+            guard case .waiting(let waiters) = state else { return [] }
+            state = .done(sequence)
+            return waiters
+        }
+        for waiter in waiters { waiter.resume(returning: sequence) }
+    }
+
+    // MARK: Snapshots
+
+    /// Stores `state`, the encoded state after `sequence`, in the background. A snapshot that fails to be stored
+    /// only makes catching up longer, until the next.
+    func saveSnapshot(_ state: ByteBuffer, after sequence: Int64) {
+        let log = log
+        Task(executorPreference: log.executor) {
+            try? await log.saveSnapshot(state, after: sequence)
+        }
+    }
+}

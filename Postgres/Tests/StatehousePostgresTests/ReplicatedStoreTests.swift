@@ -1,0 +1,166 @@
+import Foundation
+import PostgresNIO
+import PostgresTestCluster
+import Statehouse
+import StatehousePostgres
+import StatehouseTestSupport
+import Testing
+
+/// Replicated stores in this process on a private cluster: they converge, catch up, keep effects to themselves,
+/// catch a reducer that is not deterministic, and survive lost connections.
+@Suite(.serialized, .enabled(if: PostgresTestCluster.isInstalled), .postgresCluster)
+struct ReplicatedStoreTests {
+    @Test func twoStoresOnOneLogDispatchedToFromManyThreadsConverge() async throws {
+        try await withClient { client in
+            let log = uniqueTable()
+            let issues = Recorder<ReplicationIssue>()
+            let stores = try (0..<2).map { _ in try makeReplica(client, log: log, issues: issues) }
+            let seen = Recorder<Int>()
+            let token = stores[1].store.subscribe(\.count) { seen.append($0) }
+            defer { token.cancel() }
+            try await whileRunning(stores) {
+                // A store starting later would take the newest snapshot instead of every action before it.
+                for store in stores { await store.waitUntilCaughtUp() }
+                try await onThread {
+                    DispatchQueue.concurrentPerform(iterations: 8) { thread in
+                        for _ in 0..<25 { stores[thread % 2].dispatch(.increment(tag: Int64(thread))) }
+                    }
+                }
+                #expect(await everyStore(stores, appliedThrough: 200))
+            }
+            #expect(stores[0].state == stores[1].state)
+            #expect(stores[0].state.count == 200)
+            #expect(stores.map(\.pendingCount) == [0, 0])
+            // Each action's result, in order, to a subscriber of the store that did not dispatch half of them.
+            #expect(seen.elements == Array(0...200))
+            #expect(try cluster.sql("SELECT count(*), min(sequence), max(sequence) FROM \(log)") == "200|1|200")
+            #expect(issues.elements.isEmpty)
+        }
+    }
+
+    @Test func sendReturnsOnceTheActionIsAppliedHere() async throws {
+        try await withClient { client in
+            let store = try makeReplica(client, log: uniqueTable())
+            try await whileRunning([store]) {
+                store.dispatch(.numbered(1))
+                let sequence = try await store.send(.numbered(2))
+                #expect(sequence == 2)
+                #expect(store.appliedSequence >= 2)
+                #expect(store.state.lastNumber == 2)
+                #expect(store.state.numbersInOrder)
+            }
+        }
+    }
+
+    @Test func aStoreStartingLaterCatchesUpFromTheNewestSnapshotAndTheLogAfterIt() async throws {
+        try await withClient { client in
+            let log = uniqueTable()
+            let first = try makeReplica(client, log: log, snapshotEvery: 10)
+            try await whileRunning([first]) {
+                for number in 1...25 { first.dispatch(.numbered(Int64(number))) }
+                #expect(await everyStore([first], appliedThrough: 25))
+                #expect(await eventually { (try? cluster.sql("SELECT max(sequence) FROM \(log)_snapshots")) == "20" })
+            }
+            // Without the actions the snapshot covers, only the snapshot can bring a new store to 25.
+            try cluster.sql("DELETE FROM \(log) WHERE sequence <= 20")
+            let later = try makeReplica(client, log: log, snapshotEvery: 10)
+            try await whileRunning([later]) {
+                await later.waitUntilCaughtUp()
+                #expect(later.appliedSequence == 25)
+                #expect(later.state == first.state)
+                #expect(later.state.numbersInOrder && later.state.count == 25)
+            }
+        }
+    }
+
+    @Test func effectsRunOnlyInTheStoreThatDispatchedTheAction() async throws {
+        try await withClient { client in
+            let log = uniqueTable()
+            let effects = [Recorder<Int>(), Recorder<Int>()]
+            let stores = try effects.map { try makeReplica(client, log: log, effects: $0) }
+            try await whileRunning(stores) {
+                try await stores[0].send(.ping)
+                // The effect's `.pong` goes through the log too: both stores apply it.
+                #expect(await everyStore(stores, appliedThrough: 2))
+            }
+            #expect(effects.map(\.count) == [1, 0])
+            #expect(stores.map(\.state.pongs) == [1, 1])
+        }
+    }
+
+    @Test func aReducerThatIsNotDeterministicIsReportedByVerifyDeterminism() async throws {
+        try await withClient { client in
+            let issues = Recorder<ReplicationIssue>()
+            let store = try makeReplica(client, log: uniqueTable(), issues: issues)
+            try await whileRunning([store]) {
+                try await store.send(.increment(tag: 1))
+                try await store.send(.scribble)
+            }
+            #expect(issues.elements.map(\.kind) == [.nondeterministicReducer])
+            #expect(issues.elements.first?.sequence == 2)
+            #expect(issues.elements.first?.message.contains("Pass such values in the action") == true)
+        }
+    }
+
+    @Test func storesWhoseConnectionsAreKilledMidStreamConvergeWithNoActionLostOrDoubled() async throws {
+        try await withClient { client in
+            let log = uniqueTable()
+            let stores = try (0..<2).map { _ in try makeReplica(client, log: log) }
+            try await whileRunning(stores) {
+                let dispatching = Task.detached {
+                    for number in 1...400 {
+                        stores[0].dispatch(.numbered(Int64(number)))
+                        if number % 20 == 0 { try? await Task.sleep(for: .milliseconds(5)) }
+                    }
+                }
+                var killed = 0
+                for _ in 0..<8 {
+                    try await Task.sleep(for: .milliseconds(30))
+                    killed += try cluster.terminateConnections()
+                }
+                await dispatching.value
+                #expect(killed > 0)
+                // Each kill may leave a query unanswered until its 5-second timeout.
+                #expect(await everyStore(stores, appliedThrough: 400, timeout: .seconds(180)), "\(stores.map(\.appliedSequence)), \(stores.map(\.pendingCount)) pending")
+            }
+            #expect(stores[0].state == stores[1].state)
+            #expect(stores[0].state.count == 400)
+            #expect(stores[0].state.numbersInOrder)
+            #expect(try cluster.sql("SELECT count(*), max(sequence) FROM \(log)") == "400|400")
+        }
+    }
+}
+
+/// What a replicated store refuses before it touches a server.
+@Suite struct ReplicatedStoreConfigurationTests {
+    private static let client = PostgresClient(configuration: .init(
+        host: "127.0.0.1", port: 1, username: "nobody", password: nil, database: "none", tls: .disable
+    ))
+
+    @Test(arguments: [
+        "", "Actions", "1actions", "actions; DROP TABLE users", "actions-log", "act\u{0}ions", "äctions",
+        String(repeating: "a", count: 49),
+    ])
+    func badLogNamesAreRefusedAsInvalidConfiguration(_ name: String) {
+        #expect {
+            _ = try makeReplica(Self.client, log: name)
+        } throws: { error in
+            (error as? StorageError)?.kind == .invalidConfiguration
+                && (error as? StorageError)?.message.contains("lowercase letters") == true
+        }
+    }
+
+    @Test func aSnapshotIntervalBelowOneIsRefused() {
+        #expect {
+            _ = try makeReplica(Self.client, log: "actions", snapshotEvery: 0)
+        } throws: { error in
+            (error as? StorageError)?.kind == .invalidConfiguration
+        }
+    }
+
+    @Test func aValidNameIsTakenWithoutConnecting() throws {
+        let store = try makeReplica(Self.client, log: String(repeating: "a", count: 48))
+        #expect(store.appliedSequence == 0)
+        #expect(store.state == Counter())
+    }
+}

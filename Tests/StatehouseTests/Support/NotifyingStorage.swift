@@ -1,0 +1,44 @@
+import Foundation
+@testable import Statehouse
+
+/// A ``ChangeNotifyingStorage`` around another storage, whose notifications the test sends (``notify()``) as the
+/// kernel would, or that refuses to watch, as a storage out of inotify watches does.
+final class NotifyingStorage: ChangeNotifyingStorage {
+    let base: any ChangeDetectingStorage
+    private let refusal: StorageError?
+    private let watchers = Locked<(last: Int, callbacks: [Int: @Sendable () -> Void])>((0, [:]))
+
+    /// - Parameter refusal: What `watchChanges` throws; `nil` to watch.
+    init(_ base: any ChangeDetectingStorage, refusing refusal: StorageError? = nil) {
+        self.base = base
+        self.refusal = refusal
+    }
+
+    /// Tells every watcher that something may have changed.
+    func notify() {
+        for callback in watchers.withLock({ Array($0.callbacks.values) }) { callback() }
+    }
+
+    /// How many watch now.
+    var watcherCount: Int {
+        watchers.withLock { $0.callbacks.count }
+    }
+
+    func watchChanges(of key: String, _ onChange: @escaping @Sendable () -> Void) throws(StorageError) -> StorageWatch {
+        if let refusal { throw refusal }
+        let id = watchers.withLock { watchers in
+            watchers.last += 1
+            watchers.callbacks[watchers.last] = onChange
+            return watchers.last
+        }
+        return StorageWatch { [self] in _ = watchers.withLock { $0.callbacks.removeValue(forKey: id) } }
+    }
+
+    func load(key: String) throws -> Data? { try base.load(key: key) }
+    func save(_ data: Data, key: String) throws { try base.save(data, key: key) }
+    func remove(key: String) throws { try base.remove(key: key) }
+    func fingerprint(key: String) throws -> StorageFingerprint { try base.fingerprint(key: key) }
+    func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
+        try base.saveReturningFingerprint(data, key: key)
+    }
+}
