@@ -8,6 +8,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "StatehousePostgres", targets: ["StatehousePostgres"]),
+        // For other packages' tests (timetrack's): a private server, never a system cluster.
+        .library(name: "PostgresTestCluster", targets: ["PostgresTestCluster"]),
     ],
     dependencies: [
         // Named, because a path dependency is otherwise known by its folder name, which differs between clones.

@@ -17,6 +17,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // `--database postgres://…`; Hummingbird brings SwiftNIO already. The Postgres package (named, since a path
+        // dependency is otherwise known by its folder's name) gives the tests a private PostgreSQL server.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(name: "StatehousePostgres", path: "../../Postgres"),
     ],
     targets: [
         // The database, the rules, the actions and the store: everything but the ways in (CLI, web).
@@ -26,6 +32,10 @@ let package = Package(
                 .product(name: "Statehouse", package: "Statehouse"),
                 .product(name: "StatehouseSQLite", package: "Statehouse"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The live web page and the JSON API.
@@ -55,7 +65,10 @@ let package = Package(
         // What the test targets share: temporary databases, a clock to move by hand, an event-stream client.
         .target(
             name: "TimeTrackerTestSupport",
-            dependencies: ["TimeTrackerCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "TimeTrackerCore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresTestCluster", package: "StatehousePostgres"),
+            ],
             path: "Tests/TimeTrackerTestSupport"
         ),
         .testTarget(

@@ -135,14 +135,14 @@ enum DatabaseLocation {
                 )
             case .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM:
                 return .unusableDatabase(
-                    path: path, problem: "SQLite cannot open it for writing (\(TrackerDatabase.reason(error)))",
+                    path: path, problem: "SQLite cannot open it for writing (\(SQLiteBackend.reason(error)))",
                     fix: "Check that the file and its directory are writable and not on a read-only disk, or choose another --db path."
                 )
             default:
                 break
             }
         }
-        return .database("could not open \(path): \(TrackerDatabase.reason(error))")
+        return .database("could not open \(path): \(SQLiteBackend.reason(error))")
     }
 
     /// Makes `directory` and what is missing above it, owner-only (Foundation's errors here carry no reason on

@@ -1,6 +1,5 @@
 import Foundation
 import Statehouse
-import StatehouseSQLite
 
 /// The time tracker: a database, and a ``Statehouse/Store`` that publishes its state to every view.
 ///
@@ -11,19 +10,21 @@ import StatehouseSQLite
 /// ```
 ///
 /// Views subscribe to ``store`` and re-render when the state changes, whoever changed the database: this process,
-/// or another one (seen within milliseconds: a `DatabaseChangeMonitor` watches the database's files).
+/// or another one (seen within milliseconds: on SQLite a `DatabaseChangeMonitor` watches the database's files, on
+/// PostgreSQL its `NOTIFY` is pushed; see ``open(postgres:lockTimeout:now:)``).
 public final class TimeTracker: Sendable {
     /// The state every view shows; subscribe to it. Change it only through ``perform(_:)``.
     public let store: Store<TrackerState, TrackerStoreAction>
-    /// The database file.
+    /// The database as messages name it: the SQLite file's path, or the PostgreSQL URL without its password.
     public let path: String
     /// What the user should hear about the database once, when it is opened: for now, projects whose names became
     /// one when names started to be compared as Unicode does (`straße` and `STRASSE`), which stay until one is deleted.
     public let notices: [String]
     private let lockTimeout: Duration
-    private let monitor: DatabaseChangeMonitor
+    /// Keeps the backend's watch for other processes' changes going.
+    private let watch: any Sendable
 
-    /// Opens (or creates) the database at `path`.
+    /// Opens (or creates) the SQLite database at `path`.
     ///
     /// - Parameters:
     ///   - safetyNet: How often to look for changes made by other processes even when nothing says so (changes are
@@ -31,38 +32,71 @@ public final class TimeTracker: Sendable {
     ///   - lockTimeout: How long an action may wait, from when it is performed, for another program to release the
     ///     database; past it, the action fails with ``TrackerError/databaseLocked(waited:)``.
     ///   - now: The clock that dates activities; tests pass their own.
-    public init(
+    public convenience init(
         path: String,
         safetyNet: Duration = .seconds(5),
         lockTimeout: Duration = .seconds(5),
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(TrackerError) {
+        let backend = try SQLiteBackend(path: path, safetyNet: safetyNet, lockTimeout: lockTimeout)
+        try self.init(backend: backend, lockTimeout: lockTimeout, now: now)
+    }
+
+    /// Opens the tracker's tables in a PostgreSQL database, making them if the database has none yet, so that
+    /// several servers and command lines on several machines share one tracker.
+    ///
+    /// Every commit to the tables is announced by a trigger with `NOTIFY`, and every tracker on the database listens:
+    /// a change made anywhere reaches this tracker's ``store`` within milliseconds. The password, if the URL has one,
+    /// never appears in a message; without one, `$PGPASSWORD` is used.
+    ///
+    /// ```swift
+    /// let tracker = try await TimeTracker.open(postgres: "postgres://tracker@db.example:5432/timetrack")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - url: `postgres://user[:password]@host[:port]/database`, optionally with `?sslmode=disable`, `prefer`
+    ///     (the default) or `require`.
+    ///   - lockTimeout: How long an action may wait, from when it is performed, for another writer's transaction.
+    ///   - now: The clock that dates activities; tests pass their own.
+    /// - Throws: ``TrackerError/unusableDatabase(path:problem:fix:)`` for a URL that cannot be used or a database
+    ///   that holds another application's tables; ``TrackerError/database(_:)`` when the server cannot be reached.
+    public static func open(
+        postgres url: String, lockTimeout: Duration = .seconds(5), now: @escaping @Sendable () -> Date = { Date() }
+    ) async throws(TrackerError) -> TimeTracker {
+        let backend = try await PostgresBackend.open(PostgresAddress(url), lockTimeout: lockTimeout)
+        // The first snapshot blocks on PostgreSQL: read it off the cooperative pool.
+        let opened = await withCheckedContinuation { (continuation: CheckedContinuation<Result<TimeTracker, TrackerError>, Never>) in
+            DispatchQueue.global().async {
+                continuation.resume(returning: Result { () throws(TrackerError) in
+                    try TimeTracker(backend: backend, lockTimeout: lockTimeout, now: now)
+                })
+            }
+        }
+        return try opened.get()
+    }
+
+    /// Blocks on the database for its first snapshot.
+    private init(backend: any TrackerBackend, lockTimeout: Duration, now: @escaping @Sendable () -> Date) throws(TrackerError) {
         self.lockTimeout = lockTimeout
-        let database = try TrackerDatabase(path: path, lockTimeout: lockTimeout)
+        let database = TrackerDatabase(backend: backend)
         let reducer = TrackerReducer(database: database, now: now)
         let store = Store(initialState: TrackerState()) {
             (state: inout TrackerState, action: TrackerStoreAction) -> Effect<TrackerStoreAction> in
             reducer.reduce(&state, action)
         }
         self.store = store
-        self.path = path
+        path = backend.location
         notices = try database.nameCollisions().map { collision in
             """
             The projects "\(collision.name)" and "\(collision.sameAs)" now count as the same name (case is \
             compared as Unicode does). Both are kept; delete one of them to settle it.
             """
         }
-        // The monitor also reports the file (or its -wal or -shm) removed or replaced: then no write goes there
-        // any more (see `TrackerDatabase.apply`), and the views are told why.
-        do {
-            monitor = try DatabaseChangeMonitor(path: path, safetyNet: safetyNet) { [weak store] in
-                let action: TrackerStoreAction = database.isStillAtItsPath ? .refresh : .lostDatabase(.databaseGone(path: path))
-                store?.dispatch(action)
-            }
-        } catch {
-            throw .database("could not watch \(path): \(TrackerDatabase.reason(error))")
-        }
-        // Read after the monitor took its baseline, so that no change falls between the two.
+        watch = try backend.watch(
+            changed: { [weak store] in store?.dispatch(.refresh) },
+            lost: { [weak store] error in store?.dispatch(.lostDatabase(error)) }
+        )
+        // Read after the watch began, so that no change falls between the two.
         store.dispatch(.loaded(try database.snapshot()))
     }
 

@@ -1,7 +1,7 @@
 import ArgumentParser
 import TimeTrackerCore
 
-/// `--db PATH`, which every command takes.
+/// `--db PATH` or `--database URL`, which every command takes.
 struct DatabaseOptions: ParsableArguments {
     @Option(
         name: .customLong("db"),
@@ -14,6 +14,19 @@ struct DatabaseOptions: ParsableArguments {
     var path: String?
 
     @Option(
+        name: .customLong("database"),
+        help: ArgumentHelp(
+            "A PostgreSQL database to use instead of a file, shared by every server and command pointed at it.",
+            discussion: """
+                postgres://user[:password]@host[:port]/database[?sslmode=disable|prefer|require]; without a password \
+                in the URL, $PGPASSWORD is used. The tables are made if the database has none.
+                """,
+            valueName: "url"
+        )
+    )
+    var url: String?
+
+    @Option(
         name: .customLong("lock-timeout"),
         help: ArgumentHelp(
             "How many seconds a change may wait for another program to release the database.", valueName: "seconds"
@@ -22,14 +35,21 @@ struct DatabaseOptions: ParsableArguments {
     var lockTimeout: Double = 5
 
     func validate() throws {
+        guard path == nil || url == nil else {
+            throw ValidationError("Give either --db (a file) or --database (a PostgreSQL URL), not both.")
+        }
         guard (0...86_400).contains(lockTimeout) else {
             throw ValidationError("A lock timeout is a number of seconds from 0 to 86400 (a day).")
         }
     }
 
     /// Opens the tracker, and tells the user on standard error what they should know about the database.
-    func openTracker() throws -> TimeTracker {
-        let tracker = try TimeTracker(path: path ?? TimeTracker.defaultDatabasePath(), lockTimeout: .seconds(lockTimeout))
+    func openTracker() async throws -> TimeTracker {
+        let tracker = if let url {
+            try await TimeTracker.open(postgres: url, lockTimeout: .seconds(lockTimeout))
+        } else {
+            try TimeTracker(path: path ?? TimeTracker.defaultDatabasePath(), lockTimeout: .seconds(lockTimeout))
+        }
         for notice in tracker.notices { StandardOutput.warn(notice) }
         return tracker
     }

@@ -12,7 +12,7 @@ protocol ProjectCommand: AsyncParsableCommand {
 
 extension ProjectCommand {
     func run() async throws {
-        StandardOutput.report(try await perform(on: try database.openTracker()) + "\n")
+        StandardOutput.report(try await perform(on: try await database.openTracker()) + "\n")
     }
 }
 

@@ -43,7 +43,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let tracker = try database.openTracker()
+        let tracker = try await database.openTracker()
         let accessToken = token ?? ProcessInfo.processInfo.environment["TIMETRACK_TOKEN"]
             ?? (RequestGuard.isLoopback(host) ? nil : Self.makeToken())
         let address = "http://\(host.contains(":") ? "[\(host)]" : host)"

@@ -20,7 +20,7 @@ struct Watch: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let tracker = try database.openTracker()
+        let tracker = try await database.openTracker()
         let interactive = isatty(STDOUT_FILENO) == 1
         // The view re-renders only when the store says the projects changed (or a problem arose), whoever changed the
         // database.

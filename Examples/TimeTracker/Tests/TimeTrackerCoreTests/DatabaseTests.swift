@@ -84,12 +84,18 @@ struct DatabaseTests {
 struct LiveTests {
     // How fast is measured by Benchmarks/measure.py; a timed assertion here would fail on a loaded machine, so these
     // tests check that the change arrives, with a generous deadline.
-    @Test func aChangeMadeThroughAnotherTrackerReachesThisOnesSubscribers() async throws {
-        let database = TemporaryDatabase()
+    @Test(arguments: TestBackend.allCases)
+    func aChangeMadeThroughAnotherTrackerReachesThisOnesSubscribers(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
         let clock = TestClock()
-        // A safety net longer than the deadline: only the watch of the database's files can deliver.
-        let viewer = try clock.tracker(at: database.path, safetyNet: .seconds(3600))
-        let writer = try clock.tracker(at: database.path)  // its own connections, as another process has
+        let viewer: TimeTracker
+        if let file = database as? TemporaryDatabase {
+            // A safety net longer than the deadline: only the watch of the database's files can deliver.
+            viewer = try clock.tracker(at: file.path, safetyNet: .seconds(3600))
+        } else {
+            viewer = try await database.tracker(clock: clock)
+        }
+        let writer = try await database.tracker(clock: clock)  // its own connections, as another process has
         let renders = Renders()
         let subscription = viewer.store.subscribe(\.projects) { renders.append($0.map(\.name)) }
         try await writer.perform(.addProject(name: "Writing"))
@@ -98,32 +104,56 @@ struct LiveTests {
         subscription.cancel()
     }
 
-    @Test func twoTrackersAddingTheSameNameAtOnceMakeOneProject() async throws {
-        let database = TemporaryDatabase()
-        let trackers = try (0..<4).map { _ in try TestClock().tracker(at: database.path) }
-        let results = await withTaskGroup(of: Bool.self) { group in
+    // Two servers racing end as on SQLite: one wins, every other gets the error a lone second try gets.
+    @Test(arguments: TestBackend.allCases)
+    func twoTrackersAddingTheSameNameAtOnceMakeOneProject(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
+        var trackers: [TimeTracker] = []
+        for _ in 0..<4 { trackers.append(try await database.tracker()) }
+        let results = await withTaskGroup(of: Result<ProjectSummary?, TrackerError>.self) { group in
             for (index, tracker) in trackers.enumerated() {
-                group.addTask { (try? await tracker.perform(.addProject(name: index.isMultiple(of: 2) ? "Same" : "SAME"))) != nil }
+                let name = index.isMultiple(of: 2) ? "Same" : "SAME"
+                group.addTask {
+                    do throws(TrackerError) {
+                        return .success(try await tracker.perform(.addProject(name: name)))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
             }
-            return await group.reduce(into: [Bool]()) { $0.append($1) }
+            return await group.reduce(into: []) { $0.append($1) }
         }
-        #expect(results.filter { $0 }.count == 1)
+        let winner = try #require(try results.first { (try? $0.get()) != nil }?.get())
+        #expect(results.filter { (try? $0.get()) != nil }.count == 1)
+        for case .failure(let error) in results {
+            #expect(error == .duplicateName(existing: winner.name))
+        }
         #expect(try database.count("project") == 1)
     }
 
-    @Test func concurrentStartsOfOneProjectStartItOnce() async throws {
-        let database = TemporaryDatabase()
-        let trackers = try (0..<4).map { _ in try TestClock().tracker(at: database.path) }
+    @Test(arguments: TestBackend.allCases)
+    func concurrentStartsOfOneProjectStartItOnce(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
+        var trackers: [TimeTracker] = []
+        for _ in 0..<4 { trackers.append(try await database.tracker()) }
         let id = try #require(try await trackers[0].perform(.addProject(name: "Writing"))).id
-        let started = await withTaskGroup(of: Bool.self) { group in
+        let failures = await withTaskGroup(of: TrackerError?.self) { group in
             for tracker in trackers {
                 for _ in 0..<10 {
-                    group.addTask { (try? await tracker.perform(.startActivity(projectID: id))) != nil }
+                    group.addTask {
+                        do throws(TrackerError) {
+                            try await tracker.perform(.startActivity(projectID: id))
+                            return nil
+                        } catch {
+                            return error
+                        }
+                    }
                 }
             }
-            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            return await group.reduce(into: [TrackerError?]()) { $0.append($1) }
         }
-        #expect(started == 1)
+        #expect(failures.filter { $0 == nil }.count == 1)
+        #expect(failures.compactMap { $0 }.allSatisfy { $0 == .alreadyRunning(project: "Writing") })
         #expect(try database.count("activity") == 1)
     }
 }

@@ -76,9 +76,10 @@ struct ProjectNameTests {
 
 @Suite("Actions and rules", .serialized)
 struct ActionTests {
-    @Test func addingTrimsAndRefusesDuplicatesIgnoringCase() async throws {
-        let database = TemporaryDatabase()
-        let tracker = try TestClock().tracker(at: database.path)
+    @Test(arguments: TestBackend.allCases)
+    func addingTrimsAndRefusesDuplicatesIgnoringCase(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
+        let tracker = try await database.tracker()
         let added = try #require(try await tracker.perform(.addProject(name: "  Writing  ")))
         #expect(added.name == "Writing")
         await #expect(throws: TrackerError.duplicateName(existing: "Writing")) {
@@ -93,10 +94,11 @@ struct ActionTests {
         #expect(try database.count("project") == 2)
     }
 
-    @Test func elapsedTimeCountsFinishedActivitiesAndARunningOneShowsItsStart() async throws {
-        let database = TemporaryDatabase()
+    @Test(arguments: TestBackend.allCases)
+    func elapsedTimeCountsFinishedActivitiesAndARunningOneShowsItsStart(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
         let clock = TestClock()
-        let tracker = try clock.tracker(at: database.path)
+        let tracker = try await database.tracker(clock: clock)
         let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
         for seconds in [10.0, 20.0] {
             try await tracker.perform(.startActivity(projectID: id))
@@ -111,9 +113,10 @@ struct ActionTests {
         #expect(tracker.store.state.project(id: id) == running)
     }
 
-    @Test func startingARunningProjectOrStoppingAStoppedOneIsAnErrorThatChangesNothing() async throws {
-        let database = TemporaryDatabase()
-        let tracker = try TestClock().tracker(at: database.path)
+    @Test(arguments: TestBackend.allCases)
+    func startingARunningProjectOrStoppingAStoppedOneIsAnErrorThatChangesNothing(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
+        let tracker = try await database.tracker()
         let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
         await #expect(throws: TrackerError.notRunning(project: "Writing")) {
             try await tracker.perform(.stopActivity(projectID: id))
@@ -127,18 +130,20 @@ struct ActionTests {
         #expect(tracker.store.state == before)
     }
 
-    @Test func unknownProjectsAreErrors() async throws {
-        let database = TemporaryDatabase()
-        let tracker = try TestClock().tracker(at: database.path)
+    @Test(arguments: TestBackend.allCases)
+    func unknownProjectsAreErrors(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
+        let tracker = try await database.tracker()
         for action in [TrackerAction.deleteProject(id: 7), .startActivity(projectID: 7), .stopActivity(projectID: 7)] {
             await #expect(throws: TrackerError.projectNotFound("with id 7")) { try await tracker.perform(action) }
         }
         #expect(throws: TrackerError.projectNotFound("named \"nope\"")) { try tracker.project(named: " nope ") }
     }
 
-    @Test func deletingAProjectDeletesItsActivitiesToo() async throws {
-        let database = TemporaryDatabase()
-        let tracker = try TestClock().tracker(at: database.path)
+    @Test(arguments: TestBackend.allCases)
+    func deletingAProjectDeletesItsActivitiesToo(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
+        let tracker = try await database.tracker()
         let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
         let other = try #require(try await tracker.perform(.addProject(name: "Reading"))).id
         try await tracker.perform(.startActivity(projectID: id))
@@ -150,10 +155,11 @@ struct ActionTests {
         #expect(tracker.store.state.projects.map(\.id) == [other])
     }
 
-    @Test func aClockSetBackNeverMakesANegativeDuration() async throws {
-        let database = TemporaryDatabase()
+    @Test(arguments: TestBackend.allCases)
+    func aClockSetBackNeverMakesANegativeDuration(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
         let clock = TestClock()
-        let tracker = try clock.tracker(at: database.path)
+        let tracker = try await database.tracker(clock: clock)
         let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
         try await tracker.perform(.startActivity(projectID: id))
         clock.advance(by: -3600)
@@ -162,10 +168,11 @@ struct ActionTests {
 
     // Issue 11: an hour's activity, the clock stepped back an hour, then ten minutes more: the second activity lay
     // inside the first, and both were counted (1:10:00 for 1:00:00 of wall time at most).
-    @Test func aClockSetBackNeverMakesActivitiesOverlap() async throws {
-        let database = TemporaryDatabase()
+    @Test(arguments: TestBackend.allCases)
+    func aClockSetBackNeverMakesActivitiesOverlap(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
         let clock = TestClock()
-        let tracker = try clock.tracker(at: database.path)
+        let tracker = try await database.tracker(clock: clock)
         let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
         try await tracker.perform(.startActivity(projectID: id))
         clock.advance(by: 3600)
@@ -179,18 +186,20 @@ struct ActionTests {
         #expect(try await tracker.perform(.stopActivity(projectID: id))?.elapsedSeconds == 3600)
     }
 
-    @Test func theProjectANameMeansIgnoresCase() async throws {
-        let database = TemporaryDatabase()
-        let tracker = try TestClock().tracker(at: database.path)
+    @Test(arguments: TestBackend.allCases)
+    func theProjectANameMeansIgnoresCase(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
+        let tracker = try await database.tracker()
         try await tracker.perform(.addProject(name: "Writing"))
         #expect(try tracker.project(named: " writING ").name == "Writing")
     }
 
     // Issue 11: Delete on the page removed a project and all its activities at once, with no way back.
-    @Test func aDeleteCanBeUndoneExactlyOnce() async throws {
-        let database = TemporaryDatabase()
+    @Test(arguments: TestBackend.allCases)
+    func aDeleteCanBeUndoneExactlyOnce(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
         let clock = TestClock()
-        let tracker = try clock.tracker(at: database.path)
+        let tracker = try await database.tracker(clock: clock)
         let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
         try await tracker.perform(.startActivity(projectID: id))
         clock.advance(by: 600)
@@ -208,10 +217,11 @@ struct ActionTests {
         }
     }
 
-    @Test func aRestoreThatWouldDuplicateANameIsRefusedAndTheTrashKeepsOnlyAnHour() async throws {
-        let database = TemporaryDatabase()
+    @Test(arguments: TestBackend.allCases)
+    func aRestoreThatWouldDuplicateANameIsRefusedAndTheTrashKeepsOnlyAnHour(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
         let clock = TestClock()
-        let tracker = try clock.tracker(at: database.path)
+        let tracker = try await database.tracker(clock: clock)
         let first = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
         try await tracker.perform(.deleteProject(id: first))
         try await tracker.perform(.addProject(name: "WRITING"))

@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
+import TimeTrackerCore
 
 /// A database path in a directory of its own, removed afterwards.
-public final class TemporaryDatabase: Sendable {
+public final class TemporaryDatabase: TestDatabase {
     public let directory = FileManager.default.temporaryDirectory.appendingPathComponent("timetrack-\(UUID().uuidString)")
     public var path: String { directory.appendingPathComponent("timetrack.sqlite").path }
 
@@ -10,6 +11,12 @@ public final class TemporaryDatabase: Sendable {
 
     deinit {
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    public var commandLineArguments: [String] { ["--db", path] }
+
+    public func tracker(clock: TestClock, lockTimeout: Duration) async throws -> TimeTracker {
+        try clock.tracker(at: path, lockTimeout: lockTimeout)
     }
 
     /// Counts rows with a connection of the test's own.

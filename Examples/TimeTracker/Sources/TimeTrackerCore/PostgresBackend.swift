@@ -1,0 +1,173 @@
+import Dispatch
+import Logging
+import PostgresNIO
+
+/// The tracker's tables in a PostgreSQL database that servers and command lines on any number of machines share,
+/// through postgres-nio's pooled `PostgresClient`.
+///
+/// - A write is one transaction that first takes an advisory lock (``PostgresSchema/writeLock``), so writers run one
+///   at a time, as with SQLite's immediate transactions: two servers starting the same project at once end as on
+///   SQLite, one started and the other told it is running already. The unique indexes back the rules as on SQLite.
+///   Waiting for the lock is bounded by `lock_timeout`, set from the action's deadline; past it the action gets
+///   ``TrackerError/databaseLocked(waited:)``.
+/// - Every commit to the tables is announced by a trigger (`NOTIFY`), and ``watch(changed:lost:)`` listens
+///   (``PostgresChangeListener``).
+/// - The rules are synchronous and postgres-nio is not: a write runs on a dispatch queue of its own and a snapshot
+///   on the tracker's reading queue, each blocking for its statements (``waitFor(timeout:_:)``), never on Swift's
+///   cooperative pool.
+final class PostgresBackend: TrackerBackend {
+    let address: PostgresAddress
+    let client: PostgresClient
+    private let lockTimeout: Duration
+    /// How long one statement may take before the server counts as unreachable.
+    private let statementTimeout: Duration = .seconds(30)
+    /// Writes of this process, one at a time, as GRDB's writer queue does on SQLite.
+    private let writer = DispatchQueue(label: "timetrack.postgres.writer")
+    /// The client's `run()`, which opens its connections; cancelled when the backend goes away.
+    private let running: Task<Void, Never>
+    private static let logger = Logger(label: "timetrack.postgres")
+
+    var location: String { address.redacted }
+
+    private init(address: PostgresAddress, lockTimeout: Duration) {
+        self.address = address
+        self.lockTimeout = lockTimeout
+        client = PostgresClient(configuration: address.configuration)
+        running = Task.detached { [client] in await client.run() }
+    }
+
+    deinit {
+        running.cancel()
+    }
+
+    /// Connects once on a connection of its own, which says at once why it cannot (refused, no such database,
+    /// authentication failed) where the pool would keep trying, and makes or checks the schema there.
+    static func open(_ address: PostgresAddress, lockTimeout: Duration) async throws(TrackerError) -> PostgresBackend {
+        do {
+            let connection = try await PostgresConnection.connect(
+                configuration: try address.connectionConfiguration(), id: 1, logger: logger
+            )
+            var failure: (any Error)?
+            do {
+                try await onQueue(DispatchQueue.global()) {
+                    try transaction(on: connection, lockWait: .seconds(30), timeout: .seconds(30)) { sql in
+                        try PostgresSchema.migrate(sql, location: address.redacted)
+                    }
+                }
+            } catch {
+                failure = error
+            }
+            // Closed before it is released, which postgres-nio requires.
+            try? await connection.close()
+            if let failure { throw failure }
+        } catch let error as TrackerError {
+            throw error
+        } catch {
+            throw .database("could not open \(address.redacted): \(describe(error))")
+        }
+        return PostgresBackend(address: address, lockTimeout: lockTimeout)
+    }
+
+    func write<Result: Sendable>(
+        until deadline: ContinuousClock.Instant, _ body: @escaping @Sendable (any SQLStatements) throws -> Result
+    ) async throws -> Result {
+        do {
+            return try await client.withConnection { [writer, statementTimeout] connection in
+                try await Self.onQueue(writer) {
+                    // Waiting in line counts: what is left of the deadline, and never 0, which is "no limit".
+                    let lockWait = max(ContinuousClock.now.duration(to: deadline), .milliseconds(1))
+                    return try Self.transaction(on: connection, lockWait: lockWait, timeout: statementTimeout, body)
+                }
+            }
+        } catch let error as TrackerError {
+            throw error
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
+            throw TrackerError.databaseLocked(waited: lockTimeout)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
+            throw UniqueViolation(reason: Self.describe(error))
+        } catch {
+            throw TrackerError.database("could not write to \(location): \(Self.describe(error))")
+        }
+    }
+
+    func read<Result>(_ body: (any SQLStatements) throws -> Result) throws(TrackerError) -> Result {
+        let statements = PostgresStatements(run: { [client] query in
+            try await PostgresStatements.values(of: client.query(query, logger: Self.logger))
+        }, timeout: statementTimeout)
+        do {
+            return try body(statements)
+        } catch let error as TrackerError {
+            throw error
+        } catch {
+            throw .database("could not read \(location): \(Self.describe(error))")
+        }
+    }
+
+    func watch(
+        changed: @escaping @Sendable () -> Void, lost: @escaping @Sendable (TrackerError) -> Void
+    ) throws(TrackerError) -> any Sendable {
+        PostgresChangeListener(client: client, logger: Self.logger, changed: changed)
+    }
+
+    /// Runs `body` in a transaction on `connection` that holds ``PostgresSchema/writeLock``, waiting at most
+    /// `lockWait` for it. Blocks: run it on a dispatch queue.
+    private static func transaction<Result>(
+        on connection: PostgresConnection, lockWait: Duration, timeout: Duration,
+        _ body: (any SQLStatements) throws -> Result
+    ) throws -> Result {
+        let sql = PostgresStatements(run: { query in
+            try await PostgresStatements.values(of: connection.query(query, logger: logger))
+        }, timeout: timeout)
+        try sql.execute("BEGIN")
+        do {
+            // SET takes no parameters; a whole number of milliseconds.
+            try sql.execute("SET LOCAL lock_timeout = \(Int64(lockWait / .milliseconds(1)) + 1)")
+            try sql.execute("SELECT 1 FROM pg_advisory_xact_lock(?)", [.integer(PostgresSchema.writeLock)])
+            let result = try body(sql)
+            try sql.execute("COMMIT")
+            return result
+        } catch {
+            // A refusal, or the server's error, leaves the connection open: end the transaction there. A lost or
+            // silent connection takes its transaction with it, and might leave a ROLLBACK unanswered.
+            if leavesConnectionOpen(error) { try? sql.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Whether the connection is still there after `error`: after a rule's refusal or the server's error; not
+    /// after a lost connection, or a statement PostgreSQL did not answer in time (``waitFor(timeout:_:)``).
+    private static func leavesConnectionOpen(_ error: any Error) -> Bool {
+        switch error {
+        case let error as PSQLError:
+            return error.code == .server
+        case let error as TrackerError:
+            if case .database = error { return false }
+            return true
+        default:
+            return true
+        }
+    }
+
+    /// Runs blocking `work` on `queue`, and returns its result to the awaiting task, which leaves its thread
+    /// meanwhile.
+    private static func onQueue<Result: Sendable>(
+        _ queue: DispatchQueue, _ work: @escaping @Sendable () throws -> Result
+    ) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Swift.Result { try work() }) }
+        }
+    }
+
+    /// What went wrong, in words: the server's SQLSTATE and message, or what happened to the connection. Never the
+    /// query or its parameters (`String(reflecting:)` of a `PSQLError` has both), never the password.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if error.code == .server, let info = error.serverInfo {
+            return "PostgreSQL error \(info[.sqlState] ?? "?"): \(info[.message] ?? "no message")"
+        }
+        if let underlying = error.underlying {
+            return "the connection failed (\(underlying))"
+        }
+        return "postgres-nio error \(error.code)"
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Statements on PostgreSQL, each blocking its thread until the server answers (see ``waitFor(timeout:_:)``).
+struct PostgresStatements: SQLStatements {
+    /// Runs one query: on a leased connection inside a transaction, or on any of the client's for a lone read.
+    let run: @Sendable (PostgresQuery) async throws -> [[SQLValue]]
+    let timeout: Duration
+
+    var binaryCollation: String { " COLLATE \"C\"" }
+
+    func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]] {
+        let query = Self.query(sql, arguments)
+        return try waitFor(timeout: timeout) { [run] in try await run(query) }
+    }
+
+    /// `sql` with its `?` numbered as PostgreSQL's `$1`, `$2`… (timetrack's SQL has no `?` inside a string).
+    static func query(_ sql: String, _ arguments: [SQLValue]) -> PostgresQuery {
+        var numbered = ""
+        var count = 0
+        for character in sql {
+            if character == "?" {
+                count += 1
+                numbered += "$\(count)"
+            } else {
+                numbered.append(character)
+            }
+        }
+        var bindings = PostgresBindings(capacity: arguments.count)
+        for argument in arguments {
+            switch argument {
+            case .integer(let value): bindings.append(value)
+            case .real(let value): bindings.append(value)
+            case .text(let value): bindings.append(value)
+            case .null: bindings.appendNull()
+            }
+        }
+        return PostgresQuery(unsafeSQL: numbered, binds: bindings)
+    }
+
+    /// Every row of `sequence`, each column as the value it holds.
+    static func values(of sequence: PostgresRowSequence) async throws -> [[SQLValue]] {
+        var rows: [[SQLValue]] = []
+        for try await row in sequence {
+            rows.append(try row.map { cell in
+                guard cell.bytes != nil else { return .null }
+                switch cell.dataType {
+                case .int2, .int4, .int8: return .integer(try cell.decode(Int64.self))
+                case .float4, .float8, .numeric: return .real(try cell.decode(Double.self))
+                default: return .text(try cell.decode(String.self))
+                }
+            })
+        }
+        return rows
+    }
+}
