@@ -8,9 +8,9 @@ import TimeTrackerCore
 /// start take seconds, a database a fraction of one. The cluster's watchdog stops it and removes its directory
 /// when the test process ends, however it ends; it never touches a system cluster.
 ///
-/// Seen on the shared 2-core machine, not understood yet: in most full runs the server's postmaster was SIGKILLed
-/// (strace on it: "+++ killed by SIGKILL +++"; no kill() toward it from the test's own processes), and every test
-/// after that failed to reach the server (reported as failures, never as passes).
+/// The server inherits the test process's open descriptors. On the development machine a watchdog that kills
+/// orphaned holders of the shared build lock (`flock`) took the daemonized postmaster for one and SIGKILLed it; the
+/// tests after that failed (never passed). Not a fault of the tests or of timetrack; CI runs no such watchdog.
 public final class TemporaryPostgresDatabase: TestDatabase {
     public let name = "timetrack_" + UUID().uuidString.prefix(8).lowercased()
     public let cluster: PostgresTestCluster
