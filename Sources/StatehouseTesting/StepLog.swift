@@ -22,9 +22,11 @@ struct StepProgress<State: Sendable, Action: Sendable>: Sendable {
         return take(through: index)
     }
 
-    /// Takes the first pending step, which an exhaustive `receive` must match.
+    /// Takes the first pending received step, which an exhaustive `receive` must match. A sent step before it is
+    /// left for its `send` (see ``take(through:)``).
     mutating func takeFirst() -> TestStep<State, Action>? {
-        pending.isEmpty ? nil : take(through: 0).step
+        guard let index = pending.firstIndex(where: { $0.isReceived }) else { return nil }
+        return take(through: index).step
     }
 
     /// Takes the first received step that `matches` accepts, with the steps applied before it.
@@ -35,12 +37,18 @@ struct StepProgress<State: Sendable, Action: Sendable>: Sendable {
         return take(through: index)
     }
 
-    /// Takes every pending step; the state is then the state after them.
+    /// Takes every pending received step; the state is then the state after every step applied. Sent steps are
+    /// left for their `send` (see ``take(through:)``).
     mutating func takeAll() -> [TestStep<State, Action>] {
         guard let last = pending.last else { return [] }
         asserted = last.after
-        defer { pending = [] }
-        return pending
+        var taken: [TestStep<State, Action>] = []
+        var sent: [TestStep<State, Action>] = []
+        for step in pending {
+            if step.isReceived { taken.append(step) } else { sent.append(step) }
+        }
+        pending = sent
+        return taken
     }
 
     /// Moves the test's view of the state past `step`, once its assertion ran (it sees the state before).
@@ -49,12 +57,25 @@ struct StepProgress<State: Sendable, Action: Sendable>: Sendable {
         asserted = step.after
     }
 
+    /// Takes the step at `index`, with the received steps before it, skipped.
+    ///
+    /// A sent step before it stays pending: it is the step of a `send` of another task, which has not taken it yet
+    /// (a `send` takes its own before it returns). Taken here as skipped, it was gone when that `send` looked for it,
+    /// and that `send` failed after waiting 30 s for its action to be applied.
     @inlinable
     mutating func take(through index: Int) -> TakenStep<State, Action> {
         let step = pending[index]
         // Nothing skipped is the common case: no slice, no new array.
-        let skipped = index == 0 ? [] : Array(pending[..<index])
-        pending.removeFirst(index + 1)
+        var skipped: [TestStep<State, Action>] = []
+        if index == 0 {
+            pending.removeFirst()
+        } else {
+            var othersSent: [TestStep<State, Action>] = []
+            for earlier in pending[..<index] {
+                if earlier.isReceived { skipped.append(earlier) } else { othersSent.append(earlier) }
+            }
+            pending.replaceSubrange(...index, with: othersSent)
+        }
         // The assertion closure sees the state just before the action: after the skipped steps, if any.
         asserted = step.before
         return TakenStep(skipped: skipped, step: step)

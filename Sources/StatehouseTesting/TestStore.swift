@@ -27,6 +27,9 @@ import Testing
 ///   with effects running or actions unasserted, fails the test where it was created.
 /// - ``state`` is the state as of the last assertion: inside an assertion closure, still the state before the action.
 ///
+/// Tasks of one test may send at the same time: each `send` asserts the step of its own action, and what another
+/// task sent is never taken for a skipped action.
+///
 /// With ``Exhaustivity/off``, only what a test asserts is checked: the closure's changes must hold in the new state,
 /// other changes are ignored, `send` and `receive` skip the received actions before the one they assert, and
 /// `finish` ignores unasserted actions and cancels running effects.
