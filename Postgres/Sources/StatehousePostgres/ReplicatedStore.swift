@@ -144,10 +144,7 @@ public final class ReplicatedStore<State: Codable & Sendable, Action: Codable & 
         try self.init(
             client: client, log: log, initialState: initialState, snapshotEvery: snapshotEvery,
             verifyDeterminism: verifyDeterminism, onIssue: onIssue,
-            reducer: { state, action -> Effect<Action> in
-                reducer(&state, action)
-                return .none
-            }
+            reducer: Reducer(reducer).reduce
         )
     }
 

@@ -13,7 +13,9 @@ import Foundation
 public final class UserDefaultsStorage: StateStorage {
     /// The suite's name.
     public let suiteName: String
-    // `UserDefaults` is documented as thread-safe, but not marked `Sendable` on every platform.
+    // Safe to share: `UserDefaults` is documented as thread-safe (every call here is one of its own, which lock
+    // internally), but not marked `Sendable` on every platform; the reference itself never changes. Internal, not
+    // private, for the watching extension in the file beside this one, which only calls `synchronize()`.
     nonisolated(unsafe) let defaults: UserDefaults
 
     /// - Parameter suiteName: The suite to use; not `UserDefaults.globalDomain` or the app's own domain.
