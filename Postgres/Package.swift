@@ -62,6 +62,7 @@ let package = Package(
                 .product(name: "_StatehouseTestSupport", package: "Statehouse"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

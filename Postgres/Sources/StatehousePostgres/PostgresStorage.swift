@@ -10,7 +10,8 @@ import Statehouse
 /// let client = PostgresClient(configuration: configuration)
 /// let shared = PostgresStorage(client: client, table: "statehouse_state")
 /// try await withThrowingDiscardingTaskGroup { group in
-///     group.addTask { await client.run() }       // the client leases no connection without it
+///     // The client leases no connection without run(); on this executor, blocked callers cannot starve it.
+///     group.addTask(executorPreference: PostgresStorage.executor) { await client.run() }
 ///     let flags = StateContainer(Flags(), key: "flags", storage: shared)
 ///     flags.update { $0.beta = true }             // one transaction: atomic across every machine
 /// }
@@ -32,9 +33,8 @@ import Statehouse
 /// answers, while the work runs in a task on a SwiftNIO event loop. Called from Swift's cooperative pool (an
 /// `async` function, a `Task`), it blocks one of the pool's threads for that time, as any blocking I/O would; the
 /// work itself never needs the pool. Two cautions follow:
-/// - The client's `run()` opens the connections: run it where blocked pool threads cannot starve it, for example
-///   under `withTaskExecutorPreference` or in a `ServiceGroup` of swift-service-lifecycle, or keep
-///   `minimumConnections` open. An operation that waits longer than ``timeout`` throws instead of hanging.
+/// - The client's `run()` opens the connections: start its task on ``executor``, where blocked pool threads cannot
+///   starve it. An operation that waits longer than ``timeout`` throws instead of hanging.
 /// - On an event loop's thread (a SwiftNIO channel handler, a task on an event-loop executor) the operations throw
 ///   `StorageError.Kind.invalidConfiguration` instead of blocking the loop their own connection may need.
 ///
@@ -230,22 +230,19 @@ extension StateStorage where Self == PostgresStorage {
 }
 
 extension PostgresStorage {
-    /// Runs `client.run()` on a SwiftNIO event loop instead of Swift's cooperative pool, until the task running it
-    /// is cancelled.
+    /// An executor on one of SwiftNIO's event loops, never on Swift's cooperative pool: run the client on it.
     ///
-    /// The storage's operations block their calling thread while they wait for a connection, and `run()` is what
-    /// opens connections: if every thread of the cooperative pool were blocked so, a `run()` on that pool could not
-    /// open the connection they wait for. Off the pool it always can.
+    /// The storage's operations block their calling thread while they wait for a connection, and the client's
+    /// `run()` is what opens connections. A task started on the cooperative pool needs a pool thread for its first
+    /// step: if callers waiting for a connection held every one, that `run()` would never start. Started with this
+    /// executor as its preference, the task and every child task of `run()` stay on the event loop from their first
+    /// step, so nothing blocked on the pool can starve them:
     ///
     /// ```swift
     /// try await withThrowingDiscardingTaskGroup { group in
-    ///     group.addTask { await PostgresStorage.run(client) }
+    ///     group.addTask(executorPreference: PostgresStorage.executor) { await client.run() }
     ///     try await serve(storage: PostgresStorage(client: client))
     /// }
     /// ```
-    public static func run(_ client: PostgresClient) async {
-        await withTaskExecutorPreference(EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())) {
-            await client.run()
-        }
-    }
+    public static let executor: any TaskExecutor = EventLoopTaskExecutor(MultiThreadedEventLoopGroup.singleton.next())
 }

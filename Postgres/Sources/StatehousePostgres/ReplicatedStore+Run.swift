@@ -9,7 +9,7 @@ extension ReplicatedStore {
     ///
     /// ```swift
     /// try await withThrowingDiscardingTaskGroup { group in
-    ///     group.addTask { await PostgresStorage.run(client) }
+    ///     group.addTask(executorPreference: PostgresStorage.executor) { await client.run() }
     ///     group.addTask { try await replica.run() }
     ///     …
     /// }

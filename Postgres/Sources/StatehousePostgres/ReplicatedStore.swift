@@ -19,7 +19,7 @@ import Statehouse
 ///     }
 /// }
 /// try await withThrowingDiscardingTaskGroup { group in
-///     group.addTask { await PostgresStorage.run(client) }
+///     group.addTask(executorPreference: PostgresStorage.executor) { await client.run() }
 ///     group.addTask { try await replica.run() }        // follows the log, appends what is dispatched here
 ///     let token = replica.store.subscribe(\.count) { print("count:", $0) }
 ///     replica.store.dispatch(.increment)                // from any thread; applied once the log has it

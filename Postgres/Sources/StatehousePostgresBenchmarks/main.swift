@@ -74,7 +74,7 @@ func run() async throws {
 }
 
 await withTaskGroup(of: Void.self) { group in
-    group.addTask { await PostgresStorage.run(client) }
+    group.addTask(executorPreference: PostgresStorage.executor) { await client.run() }
     do {
         if let following {
             try await follow(following)

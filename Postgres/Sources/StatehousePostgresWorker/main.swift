@@ -167,7 +167,7 @@ func replicate(_ count: Int) async -> Int32 {
 }
 
 let status = await withTaskGroup(of: Int32?.self) { group in
-    group.addTask { await PostgresStorage.run(client); return nil }
+    group.addTask(executorPreference: PostgresStorage.executor) { await client.run(); return nil }
     group.addTask { await work() }
     let status = await group.next() ?? nil
     group.cancelAll()

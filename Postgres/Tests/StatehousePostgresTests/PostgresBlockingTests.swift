@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOPosix
 import PostgresNIO
 import PostgresTestCluster
@@ -38,6 +39,34 @@ struct PostgresBlockingTests {
         #expect(!error.message.contains("secret-password"))
     }
 
+    /// The window the CI hit: a client started only after blocking callers hold every thread of the cooperative
+    /// pool, each waiting for a connection that only the client's `run()` can open.
+    @Test(.enabled(if: PostgresTestCluster.isInstalled), .postgresCluster)
+    func aClientStartedWhileEveryCooperativeThreadWaitsForItStillConnects() async throws {
+        let client = PostgresClient(configuration: try cluster.clientConfiguration)
+        let storage = PostgresStorage(client: client, table: uniqueTable(), timeout: .seconds(20))
+        let width = ProcessInfo.processInfo.activeProcessorCount
+        let everyThreadHeld = ThreadBarrier(count: width)
+        let running = NIOLockedValueBox<Task<Void, Never>?>(nil)
+        defer { running.withLockedValue { $0?.cancel() } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<width {
+                group.addTask {
+                    let isLast = try everyThreadHeld.arriveAndWait(timeout: .seconds(120))
+                    if isLast {
+                        let task = Task(executorPreference: PostgresStorage.executor) { await client.run() }
+                        running.withLockedValue { $0 = task }
+                    }
+                    try storage.save(Data("\(index)".utf8), key: "k\(index)")
+                }
+            }
+            try await group.waitForAll()
+        }
+        for index in 0..<width {
+            #expect(try storage.load(key: "k\(index)") == Data("\(index)".utf8))
+        }
+    }
+
     @Test(.enabled(if: PostgresTestCluster.isInstalled), .postgresCluster)
     func callersBlockingEveryCooperativeThreadStillGetTheirConnections() async throws {
         try await withStorage { storage in
@@ -59,4 +88,35 @@ struct PostgresBlockingTests {
             #expect(total.reduce(0, +) == ProcessInfo.processInfo.activeProcessorCount * 40)
         }
     }
+}
+
+/// Holds `count` threads until all of them arrived: with one per thread of the cooperative pool, the pool has no
+/// thread left for anything else until they go on.
+private final class ThreadBarrier: Sendable {
+    private let count: Int
+    private let arrived = NIOLockedValueBox(0)
+    private let released = DispatchSemaphore(value: 0)
+
+    init(count: Int) {
+        self.count = count
+    }
+
+    /// Blocks until every thread arrived; `true` for the last to arrive, which releases the others.
+    func arriveAndWait(timeout: Duration) throws -> Bool {
+        let position = arrived.withLockedValue { arrived in
+            arrived += 1
+            return arrived
+        }
+        if position == count {
+            for _ in 1..<count { released.signal() }
+            return true
+        }
+        let seconds = Double(timeout.components.seconds)
+        guard released.wait(timeout: .now() + seconds) == .success else {
+            throw BarrierTimeout()
+        }
+        return false
+    }
+
+    struct BarrierTimeout: Error {}
 }

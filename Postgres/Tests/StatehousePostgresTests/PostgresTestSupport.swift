@@ -39,7 +39,7 @@ func withClient<Result: Sendable>(
 ) async throws -> Result {
     let client = PostgresClient(configuration: try cluster.clientConfiguration)
     return try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { await PostgresStorage.run(client) }
+        group.addTask(executorPreference: PostgresStorage.executor) { await client.run() }
         defer { group.cancelAll() }
         return try await body(client)
     }
