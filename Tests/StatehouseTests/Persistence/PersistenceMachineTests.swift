@@ -78,7 +78,7 @@ struct PersistenceMachineTests {
 
     @Test func anOlderWritesOutcomeIsNotPublishedAfterANewerOne() {
         var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
-        let published = [2, 1, 2, 3].map { machine.mayPublish(write: $0) }
+        let published = [2, 1, 2, 3].map { machine.mayPublish(outcome: $0) }
         #expect(published == [true, false, false, true])
     }
 
@@ -175,5 +175,20 @@ struct PersistenceMachineTests {
         _ = machine.isWorthReading(ownerCount: 0, fingerprint: StorageFingerprint([1]))
         let afterAnswer = machine.ownerWasBusy()
         #expect(afterAnswer == .milliseconds(1))
+    }
+
+    @Test func aFailedReadIsWithdrawnByTheNextCheckThatReadsAndBadDataOnlyOnceAValueIsTaken() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        let unreadable = StorageError(.io, key: "k", operation: .load, message: "unreadable")
+        let failed = machine.checkFailed(unreadable)
+        let withdrawal = machine.checkSucceeded(tookValue: false)
+        #expect(withdrawal?.withdrawn == unreadable)
+        #expect((withdrawal?.number ?? 0) > failed)
+        #expect(machine.checkSucceeded(tookValue: true) == nil)
+
+        let undecodable = StorageError(.undecodable, key: "k", operation: .decode, message: "not an Int")
+        _ = machine.checkFailed(undecodable)
+        #expect(machine.checkSucceeded(tookValue: false) == nil)
+        #expect(machine.checkSucceeded(tookValue: true)?.withdrawn == undecodable)
     }
 }

@@ -2,9 +2,11 @@ import Foundation
 @testable import Statehouse
 
 /// A ``ChangeNotifyingStorage`` around another storage, whose notifications the test sends (``notify()``) as the
-/// kernel would, or that refuses to watch, as a storage out of inotify watches does.
+/// kernel would, or that refuses to watch, as a storage out of inotify watches does. While ``failsReads`` is set,
+/// reads throw, as on a disk that went away.
 final class NotifyingStorage: ChangeNotifyingStorage {
     let base: any ChangeDetectingStorage
+    let failsReads = Locked(false)
     private let refusal: StorageError?
     private let watchers = Locked<(last: Int, callbacks: [Int: @Sendable () -> Void])>((0, [:]))
 
@@ -34,11 +36,21 @@ final class NotifyingStorage: ChangeNotifyingStorage {
         return StorageWatch { [self] in _ = watchers.withLock { $0.callbacks.removeValue(forKey: id) } }
     }
 
-    func load(key: String) throws -> Data? { try base.load(key: key) }
+    func load(key: String) throws -> Data? {
+        try failIfAsked()
+        return try base.load(key: key)
+    }
     func save(_ data: Data, key: String) throws { try base.save(data, key: key) }
     func remove(key: String) throws { try base.remove(key: key) }
-    func fingerprint(key: String) throws -> StorageFingerprint { try base.fingerprint(key: key) }
+    func fingerprint(key: String) throws -> StorageFingerprint {
+        try failIfAsked()
+        return try base.fingerprint(key: key)
+    }
     func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
         try base.saveReturningFingerprint(data, key: key)
+    }
+
+    private func failIfAsked() throws {
+        if failsReads.withLock({ $0 }) { throw CocoaError(.fileReadNoPermission) }
     }
 }

@@ -6,7 +6,8 @@
 /// (written by us, or read from it). That gives one rule for "a local change is pending": the owner's count is past
 /// `savedCount`.
 ///
-/// Writes are numbered, and so is the outcome last published, so that a late failure never hides a later success.
+/// Outcomes (of writes, and of checks for outside changes that fail) are numbered, and so is the outcome last
+/// published, so that a late failure never hides a later success.
 struct PersistenceMachine<Value: Sendable> {
     typealias Snapshot = PersistedSnapshot<Value>
 
@@ -38,14 +39,16 @@ struct PersistenceMachine<Value: Sendable> {
     private var writeScheduled = false
     /// The fingerprint of what this process last read or wrote.
     private var knownFingerprint: StorageFingerprint?
-    private var lastWriteNumber: UInt64 = 0
-    private var publishedWriteNumber: UInt64 = 0
+    private var lastOutcomeNumber: UInt64 = 0
+    private var publishedOutcomeNumber: UInt64 = 0
     /// Whether a transaction is running the owner's `update` body, on the writer.
     private(set) var inTransaction = false
     /// Whether a check for an outside change is queued on the writer and has not started yet.
     private var checkQueued = false
     /// How many checks in a row found the owner's lock held.
     private var busyChecks = 0
+    /// What the last check that failed reported, until a check gets past it.
+    private var checkFailure: StorageError?
 
     init(initial: Value, policy: WritePolicy, canWrite: Bool) {
         self.latest = Snapshot(value: initial, count: 0)
@@ -95,8 +98,8 @@ struct PersistenceMachine<Value: Sendable> {
 
     mutating func nextWrite() -> Write {
         guard hasPendingChange(ownerCount: latest.count) else { return .nothing }
-        lastWriteNumber += 1
-        return canWrite ? .write(latest, number: lastWriteNumber) : .refuse(number: lastWriteNumber)
+        lastOutcomeNumber += 1
+        return canWrite ? .write(latest, number: lastOutcomeNumber) : .refuse(number: lastOutcomeNumber)
     }
 
     /// `snapshot` is stored, and the storage now holds what `fingerprint` says (`nil`: unknown).
@@ -105,10 +108,10 @@ struct PersistenceMachine<Value: Sendable> {
         markSaved(snapshot.count)
     }
 
-    /// Whether the outcome of write `number` may be published: no later write's outcome was.
-    mutating func mayPublish(write number: UInt64) -> Bool {
-        guard number > publishedWriteNumber else { return false }
-        publishedWriteNumber = number
+    /// Whether the outcome numbered `number` may be published: no later outcome was.
+    mutating func mayPublish(outcome number: UInt64) -> Bool {
+        guard number > publishedOutcomeNumber else { return false }
+        publishedOutcomeNumber = number
         return true
     }
 
@@ -117,8 +120,8 @@ struct PersistenceMachine<Value: Sendable> {
     /// A transaction starts; returns its write number.
     mutating func beginTransaction() -> UInt64 {
         inTransaction = true
-        lastWriteNumber += 1
-        return lastWriteNumber
+        lastOutcomeNumber += 1
+        return lastOutcomeNumber
     }
 
     /// The transaction ended. `result` is what the owner's update produced (`nil` if it did not run); `fingerprint`
@@ -205,6 +208,23 @@ struct PersistenceMachine<Value: Sendable> {
     /// What the storage holds when following starts.
     mutating func startsFollowing(from fingerprint: StorageFingerprint?) {
         knownFingerprint = fingerprint
+    }
+
+    /// The check failed with `error`: returns the number of that outcome.
+    mutating func checkFailed(_ error: StorageError) -> UInt64 {
+        checkFailure = error
+        lastOutcomeNumber += 1
+        return lastOutcomeNumber
+    }
+
+    /// A check read the key without failing; `tookValue` if it found a value to take. Returns the failure a
+    /// check reported before, to withdraw, and the number of that outcome: a read failure once reading works, bad
+    /// data once a value is taken (until then the key still holds it).
+    mutating func checkSucceeded(tookValue: Bool) -> (withdrawn: StorageError, number: UInt64)? {
+        guard let failure = checkFailure, tookValue || failure.kind != .undecodable else { return nil }
+        checkFailure = nil
+        lastOutcomeNumber += 1
+        return (failure, lastOutcomeNumber)
     }
 
     /// The owner refused the value read under `fingerprint` (it changed meanwhile): forget it, unless a write

@@ -8,6 +8,9 @@ struct StateCodec<Value: Sendable>: Sendable {
     let decode: @Sendable (Data) throws -> Value
     /// `nil`: remove the entry.
     let encode: @Sendable (Value) throws -> Data?
+    /// What an entry that someone else removed stands for: `nil` for an optional, whose `nil` removes the entry;
+    /// none otherwise, where a removal says nothing about the value (it is not followed).
+    var whenRemoved: Value?
 }
 
 extension StateCodec where Value: Codable {
@@ -17,9 +20,13 @@ extension StateCodec where Value: Codable {
         guard Value.self is any OptionalValue.Type else {
             return StateCodec(decode: decode, encode: { try JSONEncoder.statehouse.encode($0) })
         }
-        return StateCodec(decode: decode) { value in
-            (value as? any OptionalValue)?.isNil == true ? nil : try JSONEncoder.statehouse.encode(value)
-        }
+        return StateCodec(
+            decode: decode,
+            encode: { value in
+                (value as? any OptionalValue)?.isNil == true ? nil : try JSONEncoder.statehouse.encode(value)
+            },
+            whenRemoved: (Value.self as? any OptionalValue.Type)?.nilValue as? Value
+        )
     }
 }
 
@@ -36,10 +43,12 @@ extension StateCodec where Value: VersionedState {
 /// Values that are `nil` are removed from storage instead of being written as `null`.
 protocol OptionalValue {
     var isNil: Bool { get }
+    static var nilValue: Self { get }
 }
 
 extension Optional: OptionalValue {
     var isNil: Bool { self == nil }
+    static var nilValue: Self { nil }
 }
 
 extension JSONEncoder {

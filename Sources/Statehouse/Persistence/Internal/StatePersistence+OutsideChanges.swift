@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// Following the changes others make: ``PersistenceMachine`` decides, this carries it out.
 ///
@@ -81,14 +82,18 @@ extension StatePersistence {
             }
             return
         }
-        // The fingerprint alone first: it is cheap, and most checks (this process's own writes, another key of the
-        // same database) end there.
-        guard let quick = try? changeDetecting.fingerprint(key: key),
-            machine.withLock({ $0.isWorthReading(ownerCount: count, fingerprint: quick) }),
-            let (data, fingerprint) = try? changeDetecting.loadWithFingerprint(key: key),
-            machine.withLock({ $0.shouldReload(ownerCount: count, fingerprint: fingerprint) }),
-            let data, let value = try? codec.decode(data)
-        else { return }
+        let found: (value: Value, fingerprint: StorageFingerprint)?
+        do {
+            found = try outsideValue(in: changeDetecting, ownerCount: count)
+        } catch {
+            let number = machine.withLock { $0.checkFailed(error) }
+            DispatchQueue.global().async { self.report(.failed(error, number: number)) }
+            return
+        }
+        if let (withdrawn, number) = machine.withLock({ $0.checkSucceeded(tookValue: found != nil) }) {
+            DispatchQueue.global().async { self.report(.withdrawn(withdrawn, number: number)) }
+        }
+        guard let (value, fingerprint) = found else { return }
         applier.async {
             owner.takeStoredValue(value, ifUnchangedSince: count) { [weak self] in
                 guard let self else { return }
@@ -98,5 +103,52 @@ extension StatePersistence {
                 requestCheck()
             }
         }
+    }
+
+    /// Runs on `writer`: the value someone else stored, if there is one to take; `nil` if nothing changed, a local
+    /// change is pending, or the change says nothing about the value (a removal, where nothing stored is no value).
+    ///
+    /// - Throws: `StorageError`: the key could not be read, or what is stored does not decode (then a copy is
+    ///   kept aside, and this process's next write replaces it).
+    private func outsideValue(
+        in changeDetecting: any ChangeDetectingStorage, ownerCount count: UInt64
+    ) throws(StorageError) -> (value: Value, fingerprint: StorageFingerprint)? {
+        // The fingerprint alone first: it is cheap, and most checks (this process's own writes, another key of the
+        // same database) end there.
+        let quick: StorageFingerprint
+        let read: (data: Data?, fingerprint: StorageFingerprint)
+        do {
+            quick = try changeDetecting.fingerprint(key: key)
+            guard machine.withLock({ $0.isWorthReading(ownerCount: count, fingerprint: quick) }) else { return nil }
+            read = try changeDetecting.loadWithFingerprint(key: key)
+        } catch {
+            throw outsideReadError(error)
+        }
+        guard machine.withLock({ $0.shouldReload(ownerCount: count, fingerprint: read.fingerprint) }) else { return nil }
+        guard let data = read.data else { return codec.whenRemoved.map { ($0, read.fingerprint) } }
+        do {
+            return (try codec.decode(data), read.fingerprint)
+        } catch {
+            throw undecodableOutsideData(data, error: error)
+        }
+    }
+
+    private func outsideReadError(_ error: any Error) -> StorageError {
+        let typed = error as? StorageError
+        return StorageError(typed?.kind ?? .io, key: key, operation: typed?.operation ?? .load, message: """
+            Could not read what others stored under \(String(reflecting: key)): \(typed?.message ?? "\(error).") \
+            The value here stays as it is, and the key is read again at the next notification or poll.
+            """, cause: typed?.cause ?? error)
+    }
+
+    /// Keeps a copy of `data` aside, as at load: this process's next write replaces it under the key.
+    private func undecodableOutsideData(_ data: Data, error: any Error) -> StorageError {
+        let kept = try? storage.setAside(data, from: key)
+        let what = kept.map { "a copy is kept under \(String(reflecting: $0))" }
+            ?? "no copy could be kept aside, so a change made here will write over it"
+        return StorageError(.undecodable, key: key, operation: .decode, message: """
+            Another process stored data under \(String(reflecting: key)) that is not a \(Value.self): \(error). \
+            The value here stays as it is; \(what). Is another version of the program writing this key?
+            """, cause: error, keptAside: kept)
     }
 }

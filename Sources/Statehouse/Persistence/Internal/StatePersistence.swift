@@ -126,11 +126,14 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
 
     // MARK: Writes
 
-    /// What a write attempt did; `number` orders the outcomes.
-    private enum Outcome: Sendable {
+    /// What a write attempt or a check did; `number` orders the outcomes.
+    enum Outcome: Sendable {
         case nothingToWrite
         case written(number: UInt64)
         case failed(StorageError, number: UInt64)
+        /// A check got past the failure it reported before: it no longer holds, unless something else was
+        /// reported since.
+        case withdrawn(StorageError, number: UInt64)
     }
 
     /// Runs on `writer`; publishes nothing itself (see ``report(_:)``).
@@ -224,21 +227,20 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         }
     }
 
-    /// Publishes the outcome of a write through `lastError`, unless a later write's outcome was published already.
-    /// Never called on `writer`.
-    private func report(_ outcome: Outcome) {
-        let newError: StorageError?
-        let number: UInt64
+    /// Publishes an outcome through `lastError`, unless a later outcome was published already. Never called on
+    /// `writer`.
+    func report(_ outcome: Outcome) {
+        let isLatest = { (number: UInt64) in self.machine.withLock { $0.mayPublish(outcome: number) } }
         switch outcome {
         case .nothingToWrite:
             return
-        case .written(let written):
-            (newError, number) = (nil, written)
-        case .failed(let error, let failed):
-            (newError, number) = (error, failed)
-        }
-        lastError.modify(newError) { current in
-            machine.withLock { $0.mayPublish(write: number) } && current != newError
+        case .written(let number):
+            lastError.modify(nil) { current in isLatest(number) && current != nil }
+        case .failed(let error, let number):
+            lastError.modify(error) { current in isLatest(number) && current != error }
+        case .withdrawn(let error, let number):
+            // Only if nothing replaced that error: it says nothing about any other failure, even an older one.
+            lastError.modify(nil) { current in current == error && isLatest(number) }
         }
     }
 
