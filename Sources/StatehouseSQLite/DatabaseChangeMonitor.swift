@@ -21,7 +21,8 @@ import Statehouse
 /// second and says why through `StatehouseDiagnostics`. Every monitor, ``SQLiteStorage`` key and persisted
 /// container on one database in a process shares one watch of it.
 ///
-/// It stops when released.
+/// It stops when released: once released, `onChange` is not called again, nor still running on another thread
+/// (unless the monitor is released from inside its own `onChange`, which does not wait for itself).
 public final class DatabaseChangeMonitor: Sendable {
     private let subscription: StorageWatch
     private let polling: Task<Void, Never>

@@ -24,7 +24,7 @@ final class DatabaseWatch: Sendable {
 
     /// Who to tell; an object of its own, so that a check waiting for the writer can give up once nobody follows.
     private final class Subscribers: Sendable {
-        let callbacks = Locked<(last: UInt64, byID: [UInt64: @Sendable () -> Void])>((0, [:]))
+        let callbacks = Locked<(last: UInt64, byID: [UInt64: GuardedCallback])>((0, [:]))
 
         /// Whether to go on waiting for the writer, after `tries` waits: as long as someone follows; before anyone
         /// does (the baseline), for about 10 seconds, as the storage's own connections do.
@@ -118,14 +118,21 @@ final class DatabaseWatch: Sendable {
     }
 
     /// Calls `onChange` (on the watch's queue) after each change confirmed from now on.
+    ///
+    /// - Returns: What stops the calls: once its `cancel()` returns, no call starts, and none is still running on
+    ///   another thread (a monitor released while the queue calls the monitors before it is never called).
     func subscribe(_ onChange: @escaping @Sendable () -> Void) -> StorageWatch {
+        let callback = GuardedCallback(onChange)
         let id = subscribers.callbacks.withLock { subscribers in
             subscribers.last += 1
-            subscribers.byID[subscribers.last] = onChange
+            subscribers.byID[subscribers.last] = callback
             return subscribers.last
         }
         // The subscription holds the watch: it lasts as long as someone follows the database.
-        return StorageWatch { [self] in _ = subscribers.callbacks.withLock { $0.byID.removeValue(forKey: id) } }
+        return StorageWatch { [self] in
+            _ = subscribers.callbacks.withLock { $0.byID.removeValue(forKey: id) }
+            callback.cancel()
+        }
     }
 
     /// Looks for a change now, or after the check already queued. `waitingForWriter`: first wait for a commit in
