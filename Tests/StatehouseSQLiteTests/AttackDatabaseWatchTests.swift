@@ -7,6 +7,14 @@ import Testing
 
 /// Attacks on issue 14's push for SQLite: a monitor released while a change is being delivered, and a database
 /// that is not in WAL mode. Serialized: the tests block the watch's queue and write to real databases.
+/// A writer that waits for the lock, as every writer of a rollback-journal database must: the watch's check reads
+/// the database, and a reader there holds off a commit for that moment.
+private var patientWriter: Configuration {
+    var configuration = Configuration()
+    configuration.busyMode = .timeout(10)
+    return configuration
+}
+
 @Suite("Attack: watching SQLite", .serialized)
 struct AttackDatabaseWatchTests {
     /// Monitors share one watch, which calls them one after another: one of them is held inside its call while the
@@ -70,7 +78,7 @@ struct AttackDatabaseWatchTests {
     @Test func aCommitToARollbackJournalDatabaseReachesTheMonitorWithoutAPoll() async throws {
         let database = TemporaryDatabase()
         try FileManager.default.createDirectory(at: database.directory, withIntermediateDirectories: true)
-        let writer = try DatabaseQueue(path: database.path)
+        let writer = try DatabaseQueue(path: database.path, configuration: patientWriter)
         try await writer.write { db in try db.execute(sql: "CREATE TABLE t (v INTEGER)") }
         let mode = try await writer.read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
         #expect(mode == "delete")
@@ -82,5 +90,30 @@ struct AttackDatabaseWatchTests {
             #expect(await eventually { calls.count > before })
         }
         withExtendedLifetime(monitor) {}
+    }
+
+    /// A database replaced by another file (a restore, say): the monitor is told, and then follows the database the
+    /// path names now, not the file it first opened. (Rollback-journal databases: a WAL database must not be
+    /// replaced while a connection has it open, or its `-wal` would be read as the new file's.)
+    @Test func afterTheDatabaseFileIsReplacedTheMonitorFollowsTheNewFile() async throws {
+        let database = TemporaryDatabase()
+        try FileManager.default.createDirectory(at: database.directory, withIntermediateDirectories: true)
+        let original = try DatabaseQueue(path: database.path, configuration: patientWriter)
+        try await original.write { db in try db.execute(sql: "CREATE TABLE t (v INTEGER)") }
+        let calls = Recorder<Int>()
+        let monitor = try DatabaseChangeMonitor(path: database.path, safetyNet: .seconds(3600)) { calls.append(1) }
+        let replacementPath = database.directory.appendingPathComponent("replacement.sqlite").path
+        let replacement = try DatabaseQueue(path: replacementPath, configuration: patientWriter)
+        try await replacement.write { db in try db.execute(sql: "CREATE TABLE t (v INTEGER)") }
+        #expect(rename(replacementPath, database.path) == 0)
+        #expect(await eventually { calls.count >= 1 })
+        // SQLite refuses writes through a connection whose file was renamed: write as the next opener would.
+        let current = try DatabaseQueue(path: database.path, configuration: patientWriter)
+        for value in 1...3 {
+            let before = calls.count
+            try await current.write { db in try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [value]) }
+            #expect(await eventually { calls.count > before }, "commit \(value) to the file the path names now")
+        }
+        withExtendedLifetime((monitor, original, replacement)) {}
     }
 }
