@@ -48,6 +48,21 @@ struct AttackFileWatchTests {
         #expect(await eventually { count.value == 5 })
     }
 
+    @Test func aFileInTheDirectorysPlaceForAWhileDoesNotEndTheWatch() async throws {
+        let directory = TemporaryDirectory()
+        let count = StateContainer(0, key: "attack.file.in.place", storage: .file(directory: directory.url), externalChanges: onlyPush)
+        try FileManager.default.removeItem(at: directory.url)
+        #expect(FileManager.default.createFile(atPath: directory.url.path, contents: Data("in the way".utf8)))
+        #if os(Linux)
+        // The follower waits in the parent for a directory to come back, not for the file to go.
+        let parent = directory.url.deletingLastPathComponent().path
+        #expect(await eventually { KernelWatches.inotifyWatches(on: parent) > 0 })
+        #endif
+        try FileManager.default.removeItem(at: directory.url)
+        #expect(try fileWorker(directory, "attack.file.in.place", "set", "6"))
+        #expect(await eventually { count.value == 6 })
+    }
+
     @Test func aDirectoryNamedThroughASymbolicLinkSharesTheWatchAndSeesChangesMadeEitherWay() async throws {
         let directory = TemporaryDirectory()
         let links = TemporaryDirectory()

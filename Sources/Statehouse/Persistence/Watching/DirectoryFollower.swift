@@ -65,16 +65,17 @@ final class DirectoryFollower: Sendable {
         } catch {
             failure = error
         }
-        // Only a missing directory is awaited: one that is there but cannot be watched (no inotify watches left)
-        // would be awaited forever. One that is there may also have been made just after the try: try once more.
-        if exists(path) {
+        // Only a missing directory (nothing there, or a file in its place) is awaited: one that is there but cannot
+        // be watched (no inotify watches left) would be awaited forever. One that is there may also have been made
+        // just after the try: try once more.
+        if isDirectory(path) {
             do {
                 return .watching(try register())
             } catch {
                 failure = error
             }
         }
-        guard !exists(path), !parentPath.isEmpty, parentPath != path else {
+        guard !isDirectory(path), !parentPath.isEmpty, parentPath != path else {
             StatehouseDiagnostics.report(.watchingStopped(directory: path, reason: failure.description))
             return .unwatched
         }
@@ -109,8 +110,8 @@ final class DirectoryFollower: Sendable {
         if back { onChange() }
     }
 
-    private func exists(_ path: String) -> Bool {
+    private func isDirectory(_ path: String) -> Bool {
         var info = stat()
-        return stat(path, &info) == 0
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 }
