@@ -83,8 +83,11 @@ let package = Package(
         ),
         .testTarget(
             name: "StatehouseSQLiteTests",
-            // StatehouseTesting for the storage conformance suite.
-            dependencies: ["StatehouseSQLite", "StatehouseTesting", "StatehouseTestSupport", "StatehouseSQLiteWorker"]
+            // StatehouseTesting for the storage conformance suite; GRDB to write databases the storage does not make.
+            dependencies: [
+                "StatehouseSQLite", "StatehouseTesting", "StatehouseTestSupport", "StatehouseSQLiteWorker",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         // Encrypted storage on swift-crypto (and the Keychain on Apple platforms); a module of its own so that the
         // core depends on the toolchain only.

@@ -16,12 +16,15 @@ import Statehouse
 /// ```
 ///
 /// `onChange` is also called when the file at `path`, or its `-wal` or `-shm`, is removed or replaced: what the
-/// process opened is no longer what the path names (check it there, if it matters). Where the files cannot be
+/// process opened is no longer what the path names (check it there, if it matters). From then on the monitor
+/// follows the database the path names now. (Replace a WAL database only once no connection has it open: a
+/// connection opening the new file would take the old one's `-wal` for its own.) Where the files cannot be
 /// watched (inotify's limits reached, a database this process cannot write to), the monitor polls four times a
 /// second and says why through `StatehouseDiagnostics`. Every monitor, ``SQLiteStorage`` key and persisted
 /// container on one database in a process shares one watch of it.
 ///
-/// It stops when released.
+/// It stops when released: once released, `onChange` is not called again, nor still running on another thread
+/// (unless the monitor is released from inside its own `onChange`, which does not wait for itself).
 public final class DatabaseChangeMonitor: Sendable {
     private let subscription: StorageWatch
     private let polling: Task<Void, Never>

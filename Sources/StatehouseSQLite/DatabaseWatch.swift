@@ -12,7 +12,10 @@ import Statehouse
 /// releases it at once, writing nothing), then reads `PRAGMA data_version`. Only a change is passed on.
 final class DatabaseWatch: Sendable {
     private let path: String
-    private let connection: DatabaseQueue
+    private let configuration: Configuration
+    /// The watch's connection, and the file it opened. Replaced, on `queue`, when the path names another file (the
+    /// database replaced): the old file's version says nothing of the new one's commits.
+    private let connection: Locked<(database: DatabaseQueue, file: DatabaseMark.FileIdentity?)>
     private let decisions: Locked<DatabaseChangeCheck>
     private let subscribers: Subscribers
     /// The watch of the database's files, or why there is none.
@@ -24,7 +27,7 @@ final class DatabaseWatch: Sendable {
 
     /// Who to tell; an object of its own, so that a check waiting for the writer can give up once nobody follows.
     private final class Subscribers: Sendable {
-        let callbacks = Locked<(last: UInt64, byID: [UInt64: @Sendable () -> Void])>((0, [:]))
+        let callbacks = Locked<(last: UInt64, byID: [UInt64: GuardedCallback])>((0, [:]))
 
         /// Whether to go on waiting for the writer, after `tries` waits: as long as someone follows; before anyone
         /// does (the baseline), for about 10 seconds, as the storage's own connections do.
@@ -76,9 +79,12 @@ final class DatabaseWatch: Sendable {
             usleep(tries < 50 ? 200 : 2_000)
             return true
         }
+        self.configuration = configuration
         do {
-            connection = try DatabaseQueue(path: path, configuration: configuration)
-            decisions = Locked(DatabaseChangeCheck(baseline: try Self.mark(of: path, in: connection, waitingForWriter: false)))
+            let file = DatabaseMark.identity(of: path)
+            let database = try DatabaseQueue(path: path, configuration: configuration)
+            connection = Locked((database, file))
+            decisions = Locked(DatabaseChangeCheck(baseline: try Self.mark(of: path, in: database, waitingForWriter: false)))
         } catch {
             throw StorageError(
                 .invalidConfiguration, key: nil, operation: .open,
@@ -118,14 +124,21 @@ final class DatabaseWatch: Sendable {
     }
 
     /// Calls `onChange` (on the watch's queue) after each change confirmed from now on.
+    ///
+    /// - Returns: What stops the calls: once its `cancel()` returns, no call starts, and none is still running on
+    ///   another thread (a monitor released while the queue calls the monitors before it is never called).
     func subscribe(_ onChange: @escaping @Sendable () -> Void) -> StorageWatch {
+        let callback = GuardedCallback(onChange)
         let id = subscribers.callbacks.withLock { subscribers in
             subscribers.last += 1
-            subscribers.byID[subscribers.last] = onChange
+            subscribers.byID[subscribers.last] = callback
             return subscribers.last
         }
         // The subscription holds the watch: it lasts as long as someone follows the database.
-        return StorageWatch { [self] in _ = subscribers.callbacks.withLock { $0.byID.removeValue(forKey: id) } }
+        return StorageWatch { [self] in
+            _ = subscribers.callbacks.withLock { $0.byID.removeValue(forKey: id) }
+            callback.cancel()
+        }
     }
 
     /// Looks for a change now, or after the check already queued. `waitingForWriter`: first wait for a commit in
@@ -138,10 +151,22 @@ final class DatabaseWatch: Sendable {
     private func runCheck() {
         let waits = decisions.withLock { $0.starts() }
         // A failed read (the database closed or unreadable for a moment) is left to the next event or poll.
-        guard let mark = try? Self.mark(of: path, in: connection, waitingForWriter: waits),
+        guard let mark = try? Self.mark(of: path, in: currentConnection(), waitingForWriter: waits),
             decisions.withLock({ $0.read(mark) })
         else { return }
         for callback in subscribers.callbacks.withLock({ Array($0.byID.values) }) { callback() }
+    }
+
+    /// Runs on `queue`: the connection, first opened again if the path names another file than the one it opened.
+    /// The new file's mark differs from the old one's (its identity, at least): the replacement is reported once,
+    /// and its commits from then on.
+    private func currentConnection() -> DatabaseQueue {
+        let (database, file) = connection.withLock { $0 }
+        guard let current = DatabaseMark.identity(of: path), current != file,
+            let reopened = try? DatabaseQueue(path: path, configuration: configuration)
+        else { return database }
+        connection.withLock { $0 = (reopened, current) }
+        return reopened
     }
 
     private static func mark(of path: String, in connection: DatabaseQueue, waitingForWriter: Bool) throws -> DatabaseMark {

@@ -71,15 +71,15 @@ public struct StatehouseDiagnostic: Sendable, Equatable, CustomStringConvertible
         )
     }
 
-    /// The kernel stopped watching `directory`, which was removed or moved away.
-    static func watchingStopped(directory: String) -> Self {
+    /// The kernel stopped watching `directory`, which was removed or moved away, and it cannot be watched again:
+    /// `reason` says why and what to do.
+    static func watchingStopped(directory: String, reason: String) -> Self {
         Self(
             kind: .watchingUnavailable,
             key: "",
             message: """
-                Statehouse: \(directory) was removed or moved away, so changes other processes make in it are no \
-                longer watched; the followers' safety-net poll still notices them, more slowly. Keep the directory \
-                in place while the program runs, or restart it once the directory is back.
+                Statehouse: \(directory) was removed or moved away and cannot be watched again, so changes other \
+                processes make in it are noticed only by the followers' safety-net poll, more slowly: \(reason)
                 """
         )
     }

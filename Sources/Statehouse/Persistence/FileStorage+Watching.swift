@@ -6,9 +6,9 @@ extension FileStorage: ChangeNotifyingStorage {
     ///
     /// The directory is watched once per process, however many keys, containers and stores follow files in it (on
     /// Linux with inotify, on Apple platforms with a kqueue source), and is created (owner-only) if it does not exist
-    /// yet, as the first save would. What cannot be seen: a change made on another machine of a network file system,
-    /// and anything after the directory itself is removed or moved away; the followers' safety-net poll notices
-    /// those.
+    /// yet, as the first save would. A directory removed or moved away is watched again once it is made again (its
+    /// parents are watched meanwhile). What cannot be seen: a change made on another machine of a network file
+    /// system; the followers' safety-net poll notices it.
     ///
     /// - Throws: ``StorageError`` (operation ``StorageError/Operation/watch``) if the directory cannot be made or
     ///   watched, for instance when the user's inotify watches are used up.

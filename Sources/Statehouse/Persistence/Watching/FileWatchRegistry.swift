@@ -10,20 +10,22 @@ struct FileWatchRegistry<Directory: Hashable> {
         let directory: Directory
         let names: Set<String>
         let onChange: Callback
+        let onGone: Callback
     }
 
     private var subscribers: [UInt64: Subscriber] = [:]
     private var byDirectory: [Directory: Set<UInt64>] = [:]
     private var lastID: UInt64 = 0
 
-    /// Adds a subscriber for changes of `names` in `directory`.
+    /// Adds a subscriber for changes of `names` in `directory`; `onGone` is what ``removeDirectory(_:)`` returns
+    /// for it.
     ///
     /// - Returns: Its id, and whether the directory was not watched yet (then the caller starts watching it).
     mutating func add(
-        _ directory: Directory, names: Set<String>, onChange: @escaping Callback
+        _ directory: Directory, names: Set<String>, onChange: @escaping Callback, onGone: @escaping Callback = {}
     ) -> (id: UInt64, isNewDirectory: Bool) {
         lastID += 1
-        subscribers[lastID] = Subscriber(directory: directory, names: names, onChange: onChange)
+        subscribers[lastID] = Subscriber(directory: directory, names: names, onChange: onChange, onGone: onGone)
         let isNew = byDirectory[directory] == nil
         byDirectory[directory, default: []].insert(lastID)
         return (lastID, isNew)
@@ -59,11 +61,13 @@ struct FileWatchRegistry<Directory: Hashable> {
         return result
     }
 
-    /// Forgets `directory` (the kernel stopped watching it: it was removed or moved); returns who watched it, to
-    /// be told once more. Their later ``remove(_:)`` finds nothing.
+    /// Forgets `directory` (the kernel stopped watching it: it was removed or moved); returns its subscribers'
+    /// `onGone`, to be called once. Their later ``remove(_:)`` finds nothing.
     mutating func removeDirectory(_ directory: Directory) -> [UInt64: Callback] {
-        let callbacks = callbacks(in: directory, named: nil)
-        for id in byDirectory.removeValue(forKey: directory) ?? [] { subscribers[id] = nil }
-        return callbacks
+        var gone: [UInt64: Callback] = [:]
+        for id in byDirectory.removeValue(forKey: directory) ?? [] {
+            gone[id] = subscribers.removeValue(forKey: id)?.onGone
+        }
+        return gone
     }
 }
