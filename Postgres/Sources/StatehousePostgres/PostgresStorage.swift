@@ -92,7 +92,7 @@ public final class PostgresStorage: Sendable {
         let stored = StoredKey(key)
         return try perform(.load, key: key) { runner, deadline in
             try await runner.withConnection(until: deadline) { connection -> Data? in
-                let row = try await connection.query(
+                let row = try await connection.rows(
                     "SELECT value FROM \(unescaped: runner.names.table) WHERE key_digest = \(stored.digest)",
                     logger: runner.logger
                 ).decodeFirst(Data?.self)
@@ -138,7 +138,7 @@ extension PostgresStorage: TransactionalStorage {
         let stored = StoredKey(key)
         return try perform(.fingerprint, key: key) { runner, deadline in
             try await runner.withConnection(until: deadline) { connection in
-                let version = try await connection.query(
+                let version = try await connection.rows(
                     """
                     SELECT version FROM \(unescaped: runner.names.table)
                     WHERE key_digest = \(stored.digest) AND value IS NOT NULL
@@ -158,7 +158,7 @@ extension PostgresStorage: TransactionalStorage {
         let stored = StoredKey(key)
         return try perform(.save, key: key) { runner, deadline in
             try await runner.withConnection(until: deadline) { connection in
-                let version = try await connection.query(
+                let version = try await connection.rows(
                     """
                     INSERT INTO \(unescaped: runner.names.table) (key_digest, key, value, version)
                     VALUES (\(stored.digest), \(stored.text), \(data), nextval('\(unescaped: runner.names.sequence)'))

@@ -20,6 +20,14 @@ import StatehousePostgres
 //       arrives on its standard input, waits until it applied TOTAL actions and prints "final <count> <checksum>
 //       <sequence>". N may be 0: a process that only catches up.
 
+// Dies with the test process: a worker left behind would hold the test's output pipe open, and `swift test`, which
+// reads it to the end, would wait forever. (Glibc's module does not export `prctl(PR_SET_PDEATHSIG)`.)
+let parent = getppid()
+let orphanCheck = DispatchSource.makeTimerSource(queue: .global())
+orphanCheck.schedule(deadline: .now(), repeating: .seconds(1))
+orphanCheck.setEventHandler { if getppid() != parent { exit(3) } }
+orphanCheck.activate()
+
 func option(_ name: String) -> String? {
     let arguments = CommandLine.arguments
     return arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }

@@ -74,6 +74,8 @@ final class Worker {
     private let process: Process
     private let input: Pipe
     private let lines = Recorder<String>()
+    /// Set once the worker's output ended: it exited (or crashed) and everything it printed is in `lines`.
+    private let ended = Recorder<Bool>()
 
     init(_ arguments: [String]) throws {
         process = Process()
@@ -84,24 +86,29 @@ final class Worker {
         process.standardInput = input
         process.standardOutput = output
         try process.run()
-        let (recorded, reading) = (self.lines, output.fileHandleForReading)
+        let (recorded, ended, reading) = (self.lines, self.ended, output.fileHandleForReading)
         Task.detached {
             for await line in readLines(from: reading) { recorded.append(line) }
+            ended.append(true)
         }
     }
 
     /// Every line printed so far.
     var output: [String] { lines.elements }
 
-    /// Waits until the worker printed a line starting with `prefix`; returns it.
+    /// Waits until the worker printed a line starting with `prefix`; returns it. `nil` if it printed "failed…",
+    /// or ended (a crash, say) without printing it.
     func line(startingWith prefix: String, timeout: Duration = .seconds(120)) async -> String? {
-        _ = await eventually(timeout: timeout) { output.contains { $0.hasPrefix(prefix) || $0.hasPrefix("failed") } }
+        _ = await eventually(timeout: timeout) {
+            output.contains { $0.hasPrefix(prefix) || $0.hasPrefix("failed") } || !ended.elements.isEmpty
+        }
         return output.first { $0.hasPrefix(prefix) }
     }
 
-    /// Sends a line to the worker's standard input.
+    /// Sends a line to the worker's standard input; to a worker that ended, sends nothing (the throwing write: the
+    /// other one stops the test process on a broken pipe).
     func send(_ line: String) {
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
+        try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// Waits for the worker to end; returns its exit status.

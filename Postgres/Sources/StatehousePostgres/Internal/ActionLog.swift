@@ -77,7 +77,7 @@ final class ActionLog: Sendable {
     func contains(origin: UUID, local: Int64) async throws -> Bool {
         let (names, logger) = (names, logger)
         return try await withConnection { connection in
-            try await connection.query(
+            try await connection.rows(
                 "SELECT 1 FROM \(unescaped: names.log) WHERE origin = \(origin) AND local = \(local)",
                 logger: logger
             ).decodeFirst(Int32.self) != nil
@@ -88,18 +88,16 @@ final class ActionLog: Sendable {
     func entries(after sequence: Int64, limit: Int) async throws -> [LogEntry] {
         let (names, logger) = (names, logger)
         return try await withConnection { connection in
-            let rows = try await connection.query(
+            try await connection.rows(
                 """
                 SELECT sequence, origin, local, action FROM \(unescaped: names.log)
                 WHERE sequence > \(sequence) ORDER BY sequence LIMIT \(Int64(limit))
                 """,
                 logger: logger
-            )
-            var entries: [LogEntry] = []
-            for try await (sequence, origin, local, action) in rows.decode((Int64, UUID, Int64, ByteBuffer).self) {
-                entries.append(LogEntry(sequence: sequence, origin: origin, local: local, action: action))
+            ).map { row in
+                let (sequence, origin, local, action) = try row.decode((Int64, UUID, Int64, ByteBuffer).self)
+                return LogEntry(sequence: sequence, origin: origin, local: local, action: action)
             }
-            return entries
         }
     }
 
@@ -107,7 +105,7 @@ final class ActionLog: Sendable {
     func newestSnapshot() async throws -> (sequence: Int64, state: ByteBuffer)? {
         let (names, logger) = (names, logger)
         return try await withConnection { connection in
-            try await connection.query(
+            try await connection.rows(
                 "SELECT sequence, state FROM \(unescaped: names.snapshots) ORDER BY sequence DESC LIMIT 1",
                 logger: logger
             ).decodeFirst(Int64.self, ByteBuffer.self).map { (sequence: $0.0, state: $0.1) }

@@ -106,10 +106,12 @@ final class ChangeListener: Sendable {
             SELECT encode(key_digest, 'hex'), version FROM \(unescaped: runner.names.table)
             WHERE key_digest IN (SELECT decode(digest, 'hex') FROM unnest(\(keys)::text[]) AS digest)
             """
-        guard let rows = try? await runner.client.query(query, logger: runner.logger) else { return }
         var versions: [String: Int64] = [:]
         do {
-            for try await (digest, version) in rows.decode((String, Int64).self) { versions[digest] = version }
+            for row in try await runner.client.rows(query, logger: runner.logger) {
+                let (digest, version) = try row.decode((String, Int64).self)
+                versions[digest] = version
+            }
         } catch {
             return
         }

@@ -71,7 +71,7 @@ enum Schema {
     ) async throws {
         try await connection.query("BEGIN", logger: logger)
         do {
-            try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: logger)
+            _ = try await connection.rows("SELECT pg_advisory_xact_lock(\(lock))", logger: logger)
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS statehouse_migrations (
@@ -83,11 +83,9 @@ enum Schema {
                 """,
                 logger: logger
             )
-            let rows = try await connection.query(
+            let applied = Set(try await connection.rows(
                 "SELECT migration FROM statehouse_migrations WHERE table_name = \(table)", logger: logger
-            )
-            var applied = Set<String>()
-            for try await migration in rows.decode(String.self) { applied.insert(migration) }
+            ).map { try $0.decode(String.self) })
             for migration in migrations where !applied.contains(migration.name) {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)

@@ -61,7 +61,7 @@ struct Transaction {
         let select: PostgresQuery = try """
             SELECT value FROM \(unescaped: names.table) WHERE key_digest = \(key.digest) FOR UPDATE
             """
-        if let row = try await connection.query(select, logger: logger).decodeFirst(Data?.self) {
+        if let row = try await connection.rows(select, logger: logger).decodeFirst(Data?.self) {
             return row
         }
         try await connection.query(
@@ -72,7 +72,7 @@ struct Transaction {
             """,
             logger: logger
         )
-        guard let row = try await connection.query(select, logger: logger).decodeFirst(Data?.self) else {
+        guard let row = try await connection.rows(select, logger: logger).decodeFirst(Data?.self) else {
             throw StorageError(
                 .io, key: keyName, operation: .transact,
                 message: "The row of \(String(reflecting: keyName)) in \(names.table) vanished while being locked; try again."
@@ -88,7 +88,7 @@ struct Transaction {
             try await connection.query("COMMIT", logger: logger)
             return .absent
         }
-        let written = try await connection.query(
+        let written = try await connection.rows(
             """
             UPDATE \(unescaped: names.table)
             SET value = \(data), version = nextval('\(unescaped: names.sequence)'), updated_at = now()
@@ -115,7 +115,7 @@ struct Transaction {
     /// server knows (a transaction whose backend is still ending shows as in progress for a moment).
     private func isCommitted(_ transaction: Int64) async throws -> Bool {
         try await runner.retrying(until: deadline) {
-            let status = try await runner.client.query(
+            let status = try await runner.client.rows(
                 "SELECT pg_xact_status(\(String(transaction))::xid8)", logger: logger
             ).decodeFirst(String?.self) ?? nil
             switch status {
@@ -148,16 +148,5 @@ struct Transaction {
         } catch {
             try? await connection.close()
         }
-    }
-}
-
-extension PostgresRowSequence {
-    /// The first row's columns, or `nil` if there is none; reads the rest of the rows, so the connection is free.
-    func decodeFirst<each Column: PostgresDecodable>(_ columns: repeat (each Column).Type) async throws -> (repeat each Column)? {
-        var first: (repeat each Column)?
-        for try await row in self where first == nil {
-            first = try row.decode((repeat each Column).self)
-        }
-        return first
     }
 }

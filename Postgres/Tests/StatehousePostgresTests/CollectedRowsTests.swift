@@ -1,0 +1,34 @@
+import Logging
+import PostgresNIO
+import PostgresTestCluster
+import StatehouseTestSupport
+import Testing
+@testable import StatehousePostgres
+
+/// Results are read whole, so that a connection lost in the middle of one fails the read, not the process.
+@Suite(.serialized, .enabled(if: PostgresTestCluster.isInstalled), .postgresCluster)
+struct CollectedRowsTests {
+    /// postgres-nio 1.33.2 stops the process (`RowStreamStateMachine.channelReadComplete`) when a connection
+    /// closes while a result streamed to an async sequence waits for its consumer: a replica reading a page of the
+    /// log died so when its connection was terminated.
+    @Test func aConnectionTerminatedInTheMiddleOfALargeResultFailsTheReadNotTheProcess() async throws {
+        try await withClient { client in
+            let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+            // Rows that come slowly, so that the connection is terminated while they are still coming.
+            let rowCount = 2_000
+            for _ in 0..<5 {
+                async let read = try? client.rows(
+                    "SELECT repeat('x', 2000), pg_sleep(0.001) FROM generate_series(1, \(rowCount))", logger: logger
+                ).count
+                #expect(await eventually {
+                    (try? cluster.sql("""
+                        SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT repeat%' AND state = 'active'
+                        """)) == "1"
+                })
+                try cluster.terminateConnections()
+                let count = await read
+                #expect(count == nil)
+            }
+        }
+    }
+}
