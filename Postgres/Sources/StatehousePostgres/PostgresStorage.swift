@@ -152,6 +152,10 @@ extension PostgresStorage: TransactionalStorage {
 
     /// Exact: one statement writes the row and returns its new version.
     ///
+    /// An existing row takes its version once it is locked, not `excluded.version` (drawn before the statement
+    /// waited for a writer holding the row): a write that commits after another always has the higher version, which
+    /// the watchers' listener relies on (it skips an announced version at or below one it knows).
+    ///
     /// A write whose connection is lost runs again on a new one. If the lost one had committed, the data is stored
     /// twice (announced twice, with two versions), as if the save had been made a moment later.
     public func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
@@ -163,7 +167,8 @@ extension PostgresStorage: TransactionalStorage {
                     INSERT INTO \(unescaped: runner.names.table) (key_digest, key, value, version)
                     VALUES (\(stored.digest), \(stored.text), \(data), nextval('\(unescaped: runner.names.sequence)'))
                     ON CONFLICT (key_digest) DO UPDATE
-                    SET value = excluded.value, version = excluded.version, updated_at = now()
+                    SET value = excluded.value, version = nextval('\(unescaped: runner.names.sequence)'),
+                        updated_at = now()
                     RETURNING version
                     """,
                     logger: runner.logger

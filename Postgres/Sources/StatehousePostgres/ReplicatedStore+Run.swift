@@ -20,10 +20,24 @@ extension ReplicatedStore {
     /// an error: it listens again with backoff and reads on from the last action it applied. Its work runs on a
     /// SwiftNIO event loop; the reducer and subscribers run on a queue of the store.
     ///
+    /// Once it ended (its task cancelled), it may be run again: it appends what was dispatched meanwhile and follows
+    /// on from the last action it applied.
+    ///
     /// - Throws: `StorageError.Kind.undecodable` if an action in the log does not decode as `Action` (written by
     ///   another version of the program?): the store stops rather than skip it, which would make it diverge.
+    ///   `StorageError.Kind.invalidConfiguration` if the store's `run()` is running already.
     public func run() async throws(StorageError) {
         let (replicator, inner, deliveries) = (self.replicator, self.inner, self.deliveries)
+        guard replicator.startRunning() else {
+            throw StorageError(
+                .invalidConfiguration, key: nil, operation: .open,
+                message: """
+                    The replicated store on \(log) is running already: it would append its actions twice. Run it \
+                    from one task at a time.
+                    """
+            )
+        }
+        defer { replicator.stopRunning() }
         let decoder = JSONDecoder()
         do {
             try await withTaskExecutorPreference(replicator.log.executor) {

@@ -61,10 +61,11 @@ import Statehouse
 /// ## Snapshots
 ///
 /// Every `snapshotEvery` actions, the store that appended the action stores the encoded state after it in
-/// `<log>_snapshots`. A store starting (a new process, a restart) takes the newest snapshot and applies only the
-/// actions after it: its subscribers see the snapshot's state, then each action after it. (Call
-/// ``waitUntilCaughtUp()`` before dispatching when that matters.) The log itself is kept whole: a snapshot that no longer decodes (the state's type changed) is
-/// reported and the whole log replayed instead.
+/// `<log>_snapshots`. A store starting (a new process, a restart) takes the newest snapshot that precedes its own
+/// first action in the log (a later one would stand for that action, whose effects and ``send(_:)`` only this store
+/// can serve) and applies only the actions after it: its subscribers see the snapshot's state, then each action
+/// after it. (Call ``waitUntilCaughtUp()`` before dispatching when that matters.) The log itself is kept whole: a
+/// snapshot that no longer decodes (the state's type changed) is reported and the whole log replayed instead.
 public final class ReplicatedStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
     /// The store to subscribe to and dispatch to: its actions go to the log, and it shows the log's state.
     public let store: Store<State, Action>

@@ -44,5 +44,13 @@ struct PostgresProcessTests {
         }
         let stored = try cluster.sql("SELECT convert_from(value, 'UTF8') FROM \(table) WHERE key = 'stormy'")
         #expect(finals == Array(repeating: "final \(stored)", count: 3))
+        // Every increment counted once. Seen: the count ends below 900. Suspected cause, not yet confirmed: a
+        // transaction that fails (its connection killed after its read while another writer came first, or its
+        // timeout) leaves the container's result pending, and the container later stores it with a plain save, over
+        // the other writers' increments.
+        withKnownIssue("increments are lost when a transaction fails during connection kills", isIntermittent: true) {
+            #expect(stored == "900")
+        }
+        #expect(Int(stored).map { $0 <= 900 } == true, "stored \(stored): an increment was applied twice")
     }
 }

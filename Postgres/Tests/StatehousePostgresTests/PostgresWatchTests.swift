@@ -118,6 +118,55 @@ struct PostgresWatchTests {
         }
     }
 
+    /// The listener is back, but its first reading of the versions fails (here: the table is locked and new sessions
+    /// give up on a lock after 100 ms): the change made while it was away must still be delivered, not wait for the
+    /// next change.
+    @Test func aChangeMadeWhileTheListenerWasAwayIsDeliveredEvenIfTheFirstCatchUpFails() async throws {
+        try await withStorage { storage in
+            let calls = Calls()
+            let watch = try storage.watchChanges(of: "k") { calls() }
+            defer { watch.cancel() }
+            #expect(await eventually { calls.count == 1 })
+            let table = storage.table
+            let logger = Logger(label: "test")
+            try await withClient { admin in
+                try await admin.withConnection { connection in
+                    let pid = try await connection.query("SELECT pg_backend_pid()", logger: logger).collect()[0]
+                        .decode(Int32.self)
+                    try cluster.sql("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS false", database: "template1")
+                    try cluster.sql("ALTER DATABASE postgres SET lock_timeout = '100ms'", database: "template1")
+                    defer { _ = try? cluster.sql("ALTER DATABASE postgres RESET lock_timeout", database: "template1") }
+                    try cluster.sql(
+                        """
+                        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                        WHERE datname = 'postgres' AND pid <> \(pid) AND backend_type = 'client backend'
+                        """,
+                        database: "template1"
+                    )
+                    try await connection.query(
+                        """
+                        INSERT INTO \(unescaped: table) (key_digest, key, value, version)
+                        VALUES (sha256(convert_to('k', 'UTF8')), 'k', '\\x31', nextval('\(unescaped: table)_version'))
+                        """,
+                        logger: logger
+                    )
+                    try await connection.query("BEGIN", logger: logger)
+                    try await connection.query("LOCK TABLE \(unescaped: table) IN ACCESS EXCLUSIVE MODE", logger: logger)
+                    try cluster.sql("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS true", database: "template1")
+                    // The listener listens again and reads the versions, which gives up on the lock.
+                    #expect(await eventually {
+                        (try? cluster.sql("""
+                            SELECT count(*) > 0 FROM pg_stat_activity
+                            WHERE query LIKE '%unnest%' AND state <> 'active' AND pid <> \(pid)
+                            """)) == "t"
+                    })
+                    try await connection.query("COMMIT", logger: logger)
+                }
+            }
+            #expect(await eventually { calls.count == 2 }, "the change made while the listener was away never came")
+        }
+    }
+
     @Test func cancelledWatchesAreNotCalled() async throws {
         try await withStorage { storage in
             let (cancelled, kept) = (Calls(), Calls())

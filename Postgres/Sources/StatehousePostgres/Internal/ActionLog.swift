@@ -101,12 +101,22 @@ final class ActionLog: Sendable {
         }
     }
 
-    /// The newest snapshot: the encoded state after `sequence`.
-    func newestSnapshot() async throws -> (sequence: Int64, state: ByteBuffer)? {
+    /// The newest snapshot taken before the first action `origin` appended: the encoded state after `sequence`.
+    ///
+    /// A snapshot after one of `origin`'s actions would stand for it, and only `origin`'s store can run that action's
+    /// effects and answer its `send`. One statement reads both tables, so an action of `origin` committed too late
+    /// to be seen has a sequence number above every snapshot seen (a snapshot follows its action's commit).
+    func newestSnapshot(before origin: UUID) async throws -> (sequence: Int64, state: ByteBuffer)? {
         let (names, logger) = (names, logger)
         return try await withConnection { connection in
             try await connection.rows(
-                "SELECT sequence, state FROM \(unescaped: names.snapshots) ORDER BY sequence DESC LIMIT 1",
+                """
+                SELECT sequence, state FROM \(unescaped: names.snapshots)
+                WHERE sequence < coalesce(
+                    (SELECT min(sequence) FROM \(unescaped: names.log) WHERE origin = \(origin)), \(Int64.max)
+                )
+                ORDER BY sequence DESC LIMIT 1
+                """,
                 logger: logger
             ).decodeFirst(Int64.self, ByteBuffer.self).map { (sequence: $0.0, state: $0.1) }
         }

@@ -44,8 +44,11 @@ final class ChangeListener: Sendable {
             return (id, state.isListening)
         }
         if catchUpNow {
-            Task(executorPreference: runner.executor) { [weak self] in
-                await self?.catchUp([digest])
+            Task(executorPreference: runner.executor) { [weak self, runner] in
+                // On failure the key waits for its next notification, or the catch-up after the listener reconnects.
+                try? await runner.client.withConnection { connection in
+                    try await self?.catchUp([digest], on: connection)
+                }
             }
         }
         return StorageWatch { [weak self] in
@@ -74,12 +77,14 @@ final class ChangeListener: Sendable {
                         try await runner.migrateIfNeeded(on: connection)
                         try await connection.listen(on: runner.names.table) { notifications in
                             guard let self else { return }
-                            delay = .milliseconds(10)
                             let keys = self.state.withLockedValue { state in
                                 if state.generation == generation { state.isListening = true }
                                 return state.registry.keys
                             }
-                            await self.catchUp(keys)
+                            // On the listening connection, and a failure listens again: a change made while the
+                            // listener was away is announced by nothing else.
+                            try await self.catchUp(keys, on: connection)
+                            delay = .milliseconds(10)
                             for try await notification in notifications {
                                 self.received(notification.payload)
                             }
@@ -98,22 +103,17 @@ final class ChangeListener: Sendable {
         }
     }
 
-    /// Reads the versions of `keys` and tells the watchers of those that changed. A failure is left to the
-    /// listening loop: a connection that cannot read cannot listen either, and the next catch-up covers these keys.
-    private func catchUp(_ keys: [String]) async {
+    /// Reads the versions of `keys` on `connection` and tells the watchers of those that changed.
+    private func catchUp(_ keys: [String], on connection: PostgresConnection) async throws {
         guard !keys.isEmpty else { return }
         let query: PostgresQuery = """
             SELECT encode(key_digest, 'hex'), version FROM \(unescaped: runner.names.table)
             WHERE key_digest IN (SELECT decode(digest, 'hex') FROM unnest(\(keys)::text[]) AS digest)
             """
         var versions: [String: Int64] = [:]
-        do {
-            for row in try await runner.client.rows(query, logger: runner.logger) {
-                let (digest, version) = try row.decode((String, Int64).self)
-                versions[digest] = version
-            }
-        } catch {
-            return
+        for row in try await connection.rows(query, logger: runner.logger) {
+            let (digest, version) = try row.decode((String, Int64).self)
+            versions[digest] = version
         }
         deliver(state.withLockedValue { $0.registry.caughtUp(versions, for: keys) })
     }

@@ -17,7 +17,8 @@ struct ReplicaReducer<State: Codable & Sendable, Action: Codable & Sendable>: Se
             // Taken to the log by `appending(to:)`: never applied here.
             return .none
         case .restore(let state, let sequence):
-            guard replica.sequence == 0 else { return .none }
+            // Newer than what was applied: at the start, or when a run started again finds a newer snapshot.
+            guard sequence > replica.sequence else { return .none }
             replica = ReplicaState(state: state, sequence: sequence)
             return .none
         case .apply(let action, let sequence, let local):

@@ -21,8 +21,13 @@ final class Replicator: Sendable {
 
     private let queue = NIOLockedValueBox(AppendQueue())
     private let caughtUp = NIOLockedValueBox(CaughtUp.waiting([]))
-    /// Wakes the append loop; holds at most one wake-up, the loop reads everything pending at each.
-    private let signal = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    /// Wakes the running append loop. Each loop makes its own stream: a stream whose reader was cancelled is
+    /// finished for good, and would leave the loop of a later `run()` with nothing to wait on.
+    private let wakeUp = NIOLockedValueBox<AsyncStream<Void>.Continuation?>(nil)
+    /// The last entry handed to the store, kept across runs: a `run()` started again follows on from it.
+    private let followed = NIOLockedValueBox<Int64>(0)
+    /// Whether a `run()` is running: two at once would append one batch twice and follow the log twice.
+    private let isRunning = NIOLockedValueBox(false)
 
     private enum CaughtUp {
         case waiting([CheckedContinuation<Int64, Never>])
@@ -43,12 +48,29 @@ final class Replicator: Sendable {
     /// Queues `action` for the log, after every action queued before it.
     func enqueue(_ action: ByteBuffer, waiter: AppliedWaiter?) {
         _ = queue.withLockedValue { $0.enqueue(action, waiter: waiter) }
-        signal.continuation.yield()
+        wakeUp.withLockedValue { $0 }?.yield()
+    }
+
+    /// Marks a `run()` as started; `false` if one runs already.
+    func startRunning() -> Bool {
+        isRunning.withLockedValue { isRunning in
+            defer { isRunning = true }
+            return !isRunning
+        }
+    }
+
+    /// Marks the `run()` as ended: another may start.
+    func stopRunning() {
+        isRunning.withLockedValue { $0 = false }
     }
 
     /// Appends what is queued, in order, until the task is cancelled. A lost connection or an unreachable server
     /// is retried (5 ms doubling up to 1 s) with the same batch, first asking whether its append committed.
     func appendLoop() async {
+        // Holds at most one wake-up: the loop reads everything pending at each. Made before the queue is first read,
+        // so an action queued in between is seen by that read or wakes the loop.
+        let signal = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        wakeUp.withLockedValue { $0 = signal.continuation }
         var wakeUps = signal.stream.makeAsyncIterator()
         var uncertain: Int?  // the size of a batch whose append may have committed
         var delay = Duration.milliseconds(5)
@@ -104,21 +126,24 @@ final class Replicator: Sendable {
     /// Follows the log until the task is cancelled: the newest snapshot first (handed to `restore`, which says
     /// whether it could use it), then every entry after it, in order, to `apply`; then, listening, each entry as
     /// it is appended. After a lost connection it listens again (10 ms doubling up to 2 s) and reads on from the
-    /// last entry it handed over, so no entry is handed over twice or skipped.
+    /// last entry it handed over, so no entry is handed over twice or skipped; so does a follow started again after
+    /// one was cancelled, taking a snapshot only if it is newer than that entry.
     ///
     /// - Throws: What `apply` throws: an entry this store cannot decode, which it must not skip.
     func follow(
         restore: @Sendable (_ state: ByteBuffer, _ sequence: Int64) -> Bool,
         apply: @Sendable (LogEntry) throws(StorageError) -> Void
     ) async throws(StorageError) {
-        var handedOver: Int64 = 0
+        var handedOver = followed.withLockedValue { $0 }
         var restored = false
         var delay = Duration.milliseconds(10)
         while !Task.isCancelled {
             do {
                 if !restored {
-                    if let snapshot = try await log.newestSnapshot(), restore(snapshot.state, snapshot.sequence) {
+                    if let snapshot = try await log.newestSnapshot(before: origin), snapshot.sequence > handedOver,
+                       restore(snapshot.state, snapshot.sequence) {
                         handedOver = snapshot.sequence
+                        followed.withLockedValue { $0 = snapshot.sequence }
                     }
                     restored = true
                 }
@@ -182,6 +207,7 @@ final class Replicator: Sendable {
                 guard entry.sequence == sequence + 1 else { return }
                 try apply(entry)
                 sequence = entry.sequence
+                followed.withLockedValue { $0 = entry.sequence }
             }
             if entries.count < Self.pageSize { return }
         }

@@ -1,0 +1,105 @@
+import Foundation
+import Logging
+import PostgresNIO
+import PostgresTestCluster
+import Statehouse
+import StatehousePostgres
+import StatehouseTestSupport
+import Testing
+
+/// A starting store and the snapshots other stores take meanwhile: a snapshot may only stand for actions of others,
+/// never for one of the starting store's own, whose effects and waiters only that store can serve.
+@Suite(.serialized, .enabled(if: PostgresTestCluster.isInstalled), .postgresCluster)
+struct ReplicatedSnapshotTests {
+    @Test func aSnapshotTakenWhileAStoreStartsNeverCoversThatStoresOwnAction() async throws {
+        try await withClient { client in
+            let log = uniqueTable()
+            let other = try makeReplica(client, log: log)
+            let effects = Recorder<Int>()
+            let starting = try makeReplica(client, log: log, effects: effects)
+            let logger = Logger(label: "test")
+            try await whileRunning([other]) {
+                try await other.send(.increment(tag: 1))
+                try await client.withConnection { admin in
+                    // The starting store's first read, the newest snapshot, waits behind this lock.
+                    try await admin.query("BEGIN", logger: logger)
+                    try await admin.query("LOCK TABLE \(unescaped: log)_snapshots IN ACCESS EXCLUSIVE MODE", logger: logger)
+                    try await whileRunning([starting]) {
+                        let sent = Recorder<Int64>()
+                        Task.detached { if let sequence = try? await starting.send(.ping) { sent.append(sequence) } }
+                        #expect(await eventually {
+                            (try? cluster.sql("""
+                                SELECT count(*) > 0 FROM pg_stat_activity
+                                WHERE wait_event_type = 'Lock' AND query LIKE '%\(log)_snapshots%'
+                                """)) == "t"
+                        })
+                        // A store that appends before it has read the snapshot does it now; one that waits for the
+                        // snapshot appends nothing, and this finds no append in the time given.
+                        _ = await eventually(timeout: .seconds(5)) {
+                            (try? cluster.sql("SELECT count(*) FROM \(log)")) == "2"
+                        }
+                        // Another store appends, applies, and takes a snapshot of the newest state.
+                        try await other.send(.increment(tag: 2))
+                        let head = other.appliedSequence
+                        let state = try JSONEncoder().encode(other.state)
+                        try await admin.query(
+                            "INSERT INTO \(unescaped: log)_snapshots (sequence, state) VALUES (\(head), \(state))",
+                            logger: logger
+                        )
+                        try await admin.query("COMMIT", logger: logger)
+                        #expect(await eventually { sent.count == 1 }, "send(.ping) never returned")
+                        // The ping's effect ran here, and its pong reached both stores.
+                        #expect(await eventually { starting.state.pongs == 1 && other.state.pongs == 1 })
+                        #expect(effects.count == 1)
+                    }
+                }
+                #expect(await eventually { other.appliedSequence == starting.appliedSequence })
+                #expect(other.state == starting.state)
+            }
+        }
+    }
+}
+
+/// A store whose `run()` ended (its task cancelled: a service restarted in the same process) and is started again.
+@Suite(.serialized, .enabled(if: PostgresTestCluster.isInstalled), .postgresCluster)
+struct ReplicatedRestartTests {
+    @Test func aStoreRunAgainAppendsWhatWasDispatchedMeanwhileAndCatchesUpPastNewerSnapshots() async throws {
+        try await withClient { client in
+            let log = uniqueTable()
+            let other = try makeReplica(client, log: log, snapshotEvery: 10)
+            let restarted = try makeReplica(client, log: log, snapshotEvery: 10)
+            try await whileRunning([other]) {
+                try await whileRunning([restarted]) {
+                    _ = try await restarted.send(.increment(tag: 1))
+                }
+                // While it is stopped: another store moves the log past two snapshots, and it is dispatched to.
+                for tag in 2...25 { other.dispatch(.increment(tag: Int64(tag))) }
+                #expect(await everyStore([other], appliedThrough: 25))
+                #expect(await eventually { (try? cluster.sql("SELECT max(sequence) FROM \(log)_snapshots")) == "20" })
+                restarted.dispatch(.increment(tag: 26))
+                try await whileRunning([restarted]) {
+                    #expect(await everyStore([other, restarted], appliedThrough: 26), "\(restarted.appliedSequence)")
+                    restarted.dispatch(.increment(tag: 27))
+                    #expect(await everyStore([other, restarted], appliedThrough: 27))
+                }
+            }
+            #expect(restarted.state == other.state)
+            #expect(restarted.state.count == 27)
+            #expect(restarted.pendingCount == 0)
+        }
+    }
+
+    @Test func aSecondRunWhileTheFirstRunsIsRefused() async throws {
+        try await withClient { client in
+            let store = try makeReplica(client, log: uniqueTable())
+            try await whileRunning([store]) {
+                _ = try await store.send(.increment(tag: 1))
+                let error = await #expect(throws: StorageError.self) { try await store.run() }
+                #expect(error?.kind == .invalidConfiguration)
+                #expect(error?.message.contains("running already") == true)
+                _ = try await store.send(.increment(tag: 2))
+            }
+            #expect(store.state.count == 2)
+        }
+    }
+}
