@@ -38,9 +38,10 @@ def browser():
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
-def start_server(timetrack, database):
+def start_server(timetrack, storage):
+    """`timetrack serve` on a free port, on `storage` (`["--db", PATH]` or `["--database", URL]`); and its page's URL."""
     server = subprocess.Popen(
-        [timetrack, "serve", "--port", "0", "--db", database], stdout=subprocess.PIPE, text=True
+        [timetrack, "serve", "--port", "0", *storage], stdout=subprocess.PIPE, text=True
     )
     deadline = time.time() + 30
     while time.time() < deadline:
@@ -154,7 +155,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as directory:
         database = os.path.join(directory, "timetrack.sqlite")
-        server, url = start_server(arguments.timetrack, database)
+        server, url = start_server(arguments.timetrack, ["--db", database])
         writer, watcher = browser(), browser()
         try:
             for driver in (writer, watcher):

@@ -92,7 +92,7 @@ final class PostgresBackend: TrackerBackend {
 
     func read<Result>(_ body: (any SQLStatements) throws -> Result) throws(TrackerError) -> Result {
         let statements = PostgresStatements(run: { [client] query in
-            try await PostgresStatements.values(of: client.query(query, logger: Self.logger))
+            try await client.withConnection { try await PostgresStatements.values(of: query, on: $0, logger: Self.logger) }
         }, timeout: statementTimeout)
         do {
             return try body(statements)
@@ -116,7 +116,7 @@ final class PostgresBackend: TrackerBackend {
         _ body: (any SQLStatements) throws -> Result
     ) throws -> Result {
         let sql = PostgresStatements(run: { query in
-            try await PostgresStatements.values(of: connection.query(query, logger: logger))
+            try await PostgresStatements.values(of: query, on: connection, logger: logger)
         }, timeout: timeout)
         try sql.execute("BEGIN")
         do {

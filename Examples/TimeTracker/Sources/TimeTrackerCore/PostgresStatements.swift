@@ -39,19 +39,24 @@ struct PostgresStatements: SQLStatements {
         return PostgresQuery(unsafeSQL: numbered, binds: bindings)
     }
 
-    /// Every row of `sequence`, each column as the value it holds.
-    static func values(of sequence: PostgresRowSequence) async throws -> [[SQLValue]] {
-        var rows: [[SQLValue]] = []
-        for try await row in sequence {
-            rows.append(try row.map { cell in
+    /// Every row of `query`'s result on `connection`, each column as the value it holds.
+    ///
+    /// Read through postgres-nio's future-based `query`, which collects the rows on the connection's event loop,
+    /// never as an async sequence: postgres-nio 1.33.2 stops the process (a `preconditionFailure` in
+    /// `RowStreamStateMachine`) when a connection closes while a streamed result waits for its consumer, as when
+    /// the server restarts in the middle of a read.
+    static func values(
+        of query: PostgresQuery, on connection: PostgresConnection, logger: Logger
+    ) async throws -> [[SQLValue]] {
+        try await connection.query(query, logger: logger).get().rows.map { row in
+            try row.map { cell in
                 guard cell.bytes != nil else { return .null }
                 switch cell.dataType {
                 case .int2, .int4, .int8: return .integer(try cell.decode(Int64.self))
                 case .float4, .float8, .numeric: return .real(try cell.decode(Double.self))
                 default: return .text(try cell.decode(String.self))
                 }
-            })
+            }
         }
-        return rows
     }
 }
