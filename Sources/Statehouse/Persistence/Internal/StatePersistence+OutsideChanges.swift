@@ -87,11 +87,11 @@ extension StatePersistence {
             found = try outsideValue(in: changeDetecting, ownerCount: count)
         } catch {
             let number = machine.withLock { $0.checkFailed(error) }
-            DispatchQueue.global().async { self.report(.failed(error, number: number)) }
+            DispatchQueue.global().async { self.report(.checkFailed(error, number: number)) }
             return
         }
-        if let (withdrawn, number) = machine.withLock({ $0.checkSucceeded(tookValue: found != nil) }) {
-            DispatchQueue.global().async { self.report(.withdrawn(withdrawn, number: number)) }
+        if let number = machine.withLock({ $0.checkSucceeded(tookValue: found != nil) }) {
+            DispatchQueue.global().async { self.report(.withdrawn(number: number)) }
         }
         guard let (value, fingerprint) = found else { return }
         applier.async {

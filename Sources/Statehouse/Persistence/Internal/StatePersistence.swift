@@ -131,9 +131,10 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         case nothingToWrite
         case written(number: UInt64)
         case failed(StorageError, number: UInt64)
-        /// A check got past the failure it reported before: it no longer holds, unless something else was
-        /// reported since.
-        case withdrawn(StorageError, number: UInt64)
+        /// A check for an outside change failed.
+        case checkFailed(StorageError, number: UInt64)
+        /// A check read the key: the failures checks reported before it no longer hold.
+        case withdrawn(number: UInt64)
     }
 
     /// Runs on `writer`; publishes nothing itself (see ``report(_:)``).
@@ -230,17 +231,21 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// Publishes an outcome through `lastError`, unless a later outcome was published already. Never called on
     /// `writer`.
     func report(_ outcome: Outcome) {
-        let isLatest = { (number: UInt64) in self.machine.withLock { $0.mayPublish(outcome: number) } }
+        let isLatest = { (number: UInt64, isCheckFailure: Bool) in
+            self.machine.withLock { $0.mayPublish(outcome: number, isCheckFailure: isCheckFailure) }
+        }
         switch outcome {
         case .nothingToWrite:
             return
         case .written(let number):
-            lastError.modify(nil) { current in isLatest(number) && current != nil }
+            lastError.modify(nil) { current in isLatest(number, false) && current != nil }
         case .failed(let error, let number):
-            lastError.modify(error) { current in isLatest(number) && current != error }
-        case .withdrawn(let error, let number):
-            // Only if nothing replaced that error: it says nothing about any other failure, even an older one.
-            lastError.modify(nil) { current in current == error && isLatest(number) }
+            lastError.modify(error) { current in isLatest(number, false) && current != error }
+        case .checkFailed(let error, let number):
+            lastError.modify(error) { current in isLatest(number, true) && current != error }
+        case .withdrawn(let number):
+            // Asked whatever is published: a failure withdrawn before it is published must never be.
+            lastError.modify(nil) { current in machine.withLock { $0.mayWithdraw(through: number) } && current != nil }
         }
     }
 
