@@ -142,7 +142,7 @@ extension StatePersistence {
     }
 
     /// Keeps a copy of `data` aside, as at load: this process's next write replaces it under the key.
-    private func undecodableOutsideData(_ data: Data, error: any Error) -> StorageError {
+    func undecodableOutsideData(_ data: Data, error: any Error) -> StorageError {
         let kept = try? storage.setAside(data, from: key)
         let what = kept.map { "a copy is kept under \(String(reflecting: $0))" }
             ?? "no copy could be kept aside, so a change made here will write over it"

@@ -260,11 +260,12 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     func updateInTransaction(_ apply: (_ stored: Value?) -> Snapshot) -> Bool {
         guard let transactional else { return false }
         var result: Snapshot?
+        var keptAside: (data: Data, error: StorageError)?
         let outcome: Outcome = writer.sync {
             let number = machine.withLock { $0.beginTransaction() }
             do {
-                let fingerprint = try transactional.transact(key: key) { data in
-                    let changed = apply(data.flatMap { try? codec.decode($0) })
+                let fingerprint = try transactWritingOverOnlyKeptData(transactional, keptAside: &keptAside) { stored in
+                    let changed = apply(stored)
                     result = changed
                     return try encoded(changed.value)
                 }
@@ -277,9 +278,56 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
             }
         }
         report(outcome)
+        if case .written = outcome, let kept = keptAside?.error {
+            report(.checkFailed(kept, number: machine.withLock { $0.checkFailed(kept) }))
+        }
         return result != nil
     }
+
+    /// Runs on `writer`: a transaction that passes `body` the stored value, `nil` if nothing is stored or what is
+    /// stored does not decode. Bytes that do not decode are written over only once a copy of them is kept aside:
+    /// the transaction is abandoned, the copy made outside it (a storage may not be reentered from its transaction),
+    /// and the transaction run again, which goes on if the key still holds those very bytes. `keptAside` is the last
+    /// copy made, and what reports it.
+    ///
+    /// - Throws: What the transaction throws, or the `.undecodable` error when no copy could be kept.
+    private func transactWritingOverOnlyKeptData(
+        _ transactional: any TransactionalStorage,
+        keptAside: inout (data: Data, error: StorageError)?,
+        _ body: (Value?) throws -> Data?
+    ) throws -> StorageFingerprint {
+        while true {
+            let alreadyKept = keptAside?.data
+            // Found by the transform itself: a storage may wrap what its transform throws in an error of its own.
+            var notKept: (data: Data, cause: any Error)?
+            do {
+                return try transactional.transact(key: key) { data in
+                    guard let data else { return try body(nil) }
+                    let stored: Value?
+                    do {
+                        stored = try codec.decode(data)
+                    } catch {
+                        // Thrown before `body` runs: the owner is changed only by the transaction that goes on.
+                        guard data == alreadyKept else {
+                            notKept = (data, error)
+                            throw NotKeptYet()
+                        }
+                        stored = nil
+                    }
+                    return try body(stored)
+                }
+            } catch {
+                guard let notKept else { throw error }
+                let undecodable = undecodableOutsideData(notKept.data, error: notKept.cause)
+                guard undecodable.keptAside != nil else { throw undecodable }
+                keptAside = (notKept.data, undecodable)
+            }
+        }
+    }
 }
+
+/// Stored bytes a transaction found undecodable and not kept aside yet: it ends, unwritten, so that they can be.
+private struct NotKeptYet: Error {}
 
 /// Marks each writer queue with its persistence, to tell when code already runs there.
 private let writerKey = DispatchSpecificKey<ObjectIdentifier>()
