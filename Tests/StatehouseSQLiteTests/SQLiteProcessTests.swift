@@ -75,6 +75,21 @@ struct SQLiteTransactionalUpdateTests {
         #expect(try other.load(key: "count") == Data("42".utf8))
     }
 
+    /// SQLite wraps what the transform throws in a `StorageError` of its own: bytes another version stored that do not
+    /// decode are still kept aside before the update writes over them.
+    @Test func updateKeepsBytesThatDoNotDecodeAsideBeforeWritingOverThem() throws {
+        let database = TemporaryDatabase()
+        let count = StateContainer(0, key: "count", storage: try SQLiteStorage(path: database.path), externalChanges: .ignore)
+        let other = try SQLiteStorage(path: database.path)
+        let alien = Data(#"{"count": "a newer format"}"#.utf8)
+        try other.save(alien, key: "count")
+        count.update { $0 += 1 }
+        #expect(count.value == 1)
+        #expect(try other.load(key: "count") == Data("1".utf8))
+        let kept = try #require(count.storageError?.value?.keptAside)
+        #expect(try other.load(key: kept) == alien)
+    }
+
     @Test func aLocalChangeWaitingToBeWrittenIsWhatUpdateStartsFrom() throws {
         let database = TemporaryDatabase()
         let storage = try SQLiteStorage(path: database.path)

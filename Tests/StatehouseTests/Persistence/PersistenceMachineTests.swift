@@ -182,13 +182,12 @@ struct PersistenceMachineTests {
         let unreadable = StorageError(.io, key: "k", operation: .load, message: "unreadable")
         let failed = machine.checkFailed(unreadable)
         let withdrawal = machine.checkSucceeded(tookValue: false)
-        #expect(withdrawal?.withdrawn == unreadable)
-        #expect((withdrawal?.number ?? 0) > failed)
+        #expect((withdrawal ?? 0) > failed)
         #expect(machine.checkSucceeded(tookValue: true) == nil)
 
         let undecodable = StorageError(.undecodable, key: "k", operation: .decode, message: "not an Int")
         _ = machine.checkFailed(undecodable)
         #expect(machine.checkSucceeded(tookValue: false) == nil)
-        #expect(machine.checkSucceeded(tookValue: true)?.withdrawn == undecodable)
+        #expect(machine.checkSucceeded(tookValue: true) != nil)
     }
 }

@@ -41,6 +41,10 @@ struct PersistenceMachine<Value: Sendable> {
     private var knownFingerprint: StorageFingerprint?
     private var lastOutcomeNumber: UInt64 = 0
     private var publishedOutcomeNumber: UInt64 = 0
+    /// Whether the outcome published last is a check's failure, which a later check that reads the key withdraws.
+    private var publishedIsCheckFailure = false
+    /// Check failures numbered up to this were withdrawn: one still on its way to being published never is.
+    private var checkFailuresWithdrawnThrough: UInt64 = 0
     /// Whether a transaction is running the owner's `update` body, on the writer.
     private(set) var inTransaction = false
     /// Whether a check for an outside change is queued on the writer and has not started yet.
@@ -108,10 +112,26 @@ struct PersistenceMachine<Value: Sendable> {
         markSaved(snapshot.count)
     }
 
-    /// Whether the outcome numbered `number` may be published: no later outcome was.
-    mutating func mayPublish(outcome number: UInt64) -> Bool {
-        guard number > publishedOutcomeNumber else { return false }
+    /// Whether the outcome numbered `number` may be published: no later outcome was, and, for a check's failure,
+    /// no later check withdrew it.
+    mutating func mayPublish(outcome number: UInt64, isCheckFailure: Bool = false) -> Bool {
+        guard number > publishedOutcomeNumber, !isCheckFailure || number > checkFailuresWithdrawnThrough else {
+            return false
+        }
         publishedOutcomeNumber = number
+        publishedIsCheckFailure = isCheckFailure
+        return true
+    }
+
+    /// The check numbered `number` read the key: the check failures before it no longer hold, whatever order their
+    /// reports arrive in. Returns whether the outcome published is one of them, to clear.
+    ///
+    /// It does not claim `number` as published: it says nothing about a write, and a write's failure published
+    /// after it (an older write's, late) must still show.
+    mutating func mayWithdraw(through number: UInt64) -> Bool {
+        checkFailuresWithdrawnThrough = max(checkFailuresWithdrawnThrough, number)
+        guard publishedIsCheckFailure, publishedOutcomeNumber < number else { return false }
+        publishedIsCheckFailure = false
         return true
     }
 
@@ -217,14 +237,14 @@ struct PersistenceMachine<Value: Sendable> {
         return lastOutcomeNumber
     }
 
-    /// A check read the key without failing; `tookValue` if it found a value to take. Returns the failure a
-    /// check reported before, to withdraw, and the number of that outcome: a read failure once reading works, bad
-    /// data once a value is taken (until then the key still holds it).
-    mutating func checkSucceeded(tookValue: Bool) -> (withdrawn: StorageError, number: UInt64)? {
+    /// A check read the key without failing; `tookValue` if it found a value to take. Returns the number of the
+    /// withdrawal of the failures checks reported before (see ``mayWithdraw(through:)``), if there is one: a read
+    /// failure is withdrawn once reading works, bad data once a value is taken (until then the key still holds it).
+    mutating func checkSucceeded(tookValue: Bool) -> UInt64? {
         guard let failure = checkFailure, tookValue || failure.kind != .undecodable else { return nil }
         checkFailure = nil
         lastOutcomeNumber += 1
-        return (failure, lastOutcomeNumber)
+        return lastOutcomeNumber
     }
 
     /// The owner refused the value read under `fingerprint` (it changed meanwhile): forget it, unless a write

@@ -87,11 +87,11 @@ extension StatePersistence {
             found = try outsideValue(in: changeDetecting, ownerCount: count)
         } catch {
             let number = machine.withLock { $0.checkFailed(error) }
-            DispatchQueue.global().async { self.report(.failed(error, number: number)) }
+            DispatchQueue.global().async { self.report(.checkFailed(error, number: number)) }
             return
         }
-        if let (withdrawn, number) = machine.withLock({ $0.checkSucceeded(tookValue: found != nil) }) {
-            DispatchQueue.global().async { self.report(.withdrawn(withdrawn, number: number)) }
+        if let number = machine.withLock({ $0.checkSucceeded(tookValue: found != nil) }) {
+            DispatchQueue.global().async { self.report(.withdrawn(number: number)) }
         }
         guard let (value, fingerprint) = found else { return }
         applier.async {
@@ -142,7 +142,7 @@ extension StatePersistence {
     }
 
     /// Keeps a copy of `data` aside, as at load: this process's next write replaces it under the key.
-    private func undecodableOutsideData(_ data: Data, error: any Error) -> StorageError {
+    func undecodableOutsideData(_ data: Data, error: any Error) -> StorageError {
         let kept = try? storage.setAside(data, from: key)
         let what = kept.map { "a copy is kept under \(String(reflecting: $0))" }
             ?? "no copy could be kept aside, so a change made here will write over it"

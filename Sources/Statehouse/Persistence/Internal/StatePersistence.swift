@@ -131,9 +131,10 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         case nothingToWrite
         case written(number: UInt64)
         case failed(StorageError, number: UInt64)
-        /// A check got past the failure it reported before: it no longer holds, unless something else was
-        /// reported since.
-        case withdrawn(StorageError, number: UInt64)
+        /// A check for an outside change failed.
+        case checkFailed(StorageError, number: UInt64)
+        /// A check read the key: the failures checks reported before it no longer hold.
+        case withdrawn(number: UInt64)
     }
 
     /// Runs on `writer`; publishes nothing itself (see ``report(_:)``).
@@ -230,17 +231,21 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// Publishes an outcome through `lastError`, unless a later outcome was published already. Never called on
     /// `writer`.
     func report(_ outcome: Outcome) {
-        let isLatest = { (number: UInt64) in self.machine.withLock { $0.mayPublish(outcome: number) } }
+        let isLatest = { (number: UInt64, isCheckFailure: Bool) in
+            self.machine.withLock { $0.mayPublish(outcome: number, isCheckFailure: isCheckFailure) }
+        }
         switch outcome {
         case .nothingToWrite:
             return
         case .written(let number):
-            lastError.modify(nil) { current in isLatest(number) && current != nil }
+            lastError.modify(nil) { current in isLatest(number, false) && current != nil }
         case .failed(let error, let number):
-            lastError.modify(error) { current in isLatest(number) && current != error }
-        case .withdrawn(let error, let number):
-            // Only if nothing replaced that error: it says nothing about any other failure, even an older one.
-            lastError.modify(nil) { current in current == error && isLatest(number) }
+            lastError.modify(error) { current in isLatest(number, false) && current != error }
+        case .checkFailed(let error, let number):
+            lastError.modify(error) { current in isLatest(number, true) && current != error }
+        case .withdrawn(let number):
+            // Asked whatever is published: a failure withdrawn before it is published must never be.
+            lastError.modify(nil) { current in machine.withLock { $0.mayWithdraw(through: number) } && current != nil }
         }
     }
 
@@ -255,11 +260,12 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     func updateInTransaction(_ apply: (_ stored: Value?) -> Snapshot) -> Bool {
         guard let transactional else { return false }
         var result: Snapshot?
+        var keptAside: (data: Data, error: StorageError)?
         let outcome: Outcome = writer.sync {
             let number = machine.withLock { $0.beginTransaction() }
             do {
-                let fingerprint = try transactional.transact(key: key) { data in
-                    let changed = apply(data.flatMap { try? codec.decode($0) })
+                let fingerprint = try transactWritingOverOnlyKeptData(transactional, keptAside: &keptAside) { stored in
+                    let changed = apply(stored)
                     result = changed
                     return try encoded(changed.value)
                 }
@@ -272,9 +278,56 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
             }
         }
         report(outcome)
+        if case .written = outcome, let kept = keptAside?.error {
+            report(.checkFailed(kept, number: machine.withLock { $0.checkFailed(kept) }))
+        }
         return result != nil
     }
+
+    /// Runs on `writer`: a transaction that passes `body` the stored value, `nil` if nothing is stored or what is
+    /// stored does not decode. Bytes that do not decode are written over only once a copy of them is kept aside:
+    /// the transaction is abandoned, the copy made outside it (a storage may not be reentered from its transaction),
+    /// and the transaction run again, which goes on if the key still holds those very bytes. `keptAside` is the last
+    /// copy made, and what reports it.
+    ///
+    /// - Throws: What the transaction throws, or the `.undecodable` error when no copy could be kept.
+    private func transactWritingOverOnlyKeptData(
+        _ transactional: any TransactionalStorage,
+        keptAside: inout (data: Data, error: StorageError)?,
+        _ body: (Value?) throws -> Data?
+    ) throws -> StorageFingerprint {
+        while true {
+            let alreadyKept = keptAside?.data
+            // Found by the transform itself: a storage may wrap what its transform throws in an error of its own.
+            var notKept: (data: Data, cause: any Error)?
+            do {
+                return try transactional.transact(key: key) { data in
+                    guard let data else { return try body(nil) }
+                    let stored: Value?
+                    do {
+                        stored = try codec.decode(data)
+                    } catch {
+                        // Thrown before `body` runs: the owner is changed only by the transaction that goes on.
+                        guard data == alreadyKept else {
+                            notKept = (data, error)
+                            throw NotKeptYet()
+                        }
+                        stored = nil
+                    }
+                    return try body(stored)
+                }
+            } catch {
+                guard let notKept else { throw error }
+                let undecodable = undecodableOutsideData(notKept.data, error: notKept.cause)
+                guard undecodable.keptAside != nil else { throw undecodable }
+                keptAside = (notKept.data, undecodable)
+            }
+        }
+    }
 }
+
+/// Stored bytes a transaction found undecodable and not kept aside yet: it ends, unwritten, so that they can be.
+private struct NotKeptYet: Error {}
 
 /// Marks each writer queue with its persistence, to tell when code already runs there.
 private let writerKey = DispatchSpecificKey<ObjectIdentifier>()
