@@ -92,7 +92,9 @@ final class PostgresBackend: TrackerBackend {
 
     func read<Result>(_ body: (any SQLStatements) throws -> Result) throws(TrackerError) -> Result {
         let statements = PostgresStatements(run: { [client] query in
-            try await client.withConnection { try await PostgresStatements.values(of: query, on: $0, logger: Self.logger) }
+            try await client.withConnection { connection in
+                try await PostgresStatements.values(of: query, on: connection, logger: Self.logger)
+            }
         }, timeout: statementTimeout)
         do {
             return try body(statements)

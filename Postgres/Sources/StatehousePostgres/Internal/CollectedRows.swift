@@ -26,7 +26,9 @@ extension PostgresClient {
 
 extension [PostgresRow] {
     /// The first row's columns, or `nil` if there is none.
-    func decodeFirst<each Column: PostgresDecodable>(_ columns: repeat (each Column).Type) throws -> (repeat each Column)? {
+    func decodeFirst<each Column: PostgresDecodable>(
+        _ columns: repeat (each Column).Type
+    ) throws -> (repeat each Column)? {
         try first?.decode((repeat each Column).self)
     }
 }
