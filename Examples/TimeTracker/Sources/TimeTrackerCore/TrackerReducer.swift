@@ -21,31 +21,35 @@ final class TrackerReducer: Sendable {
         switch action {
         case .perform(let action, let reply):
             return .run { [self] send in
-                let outcome: ActionReply.Outcome
                 do throws(TrackerError) {
-                    outcome = .success(try await database.apply(action, clock: now, until: reply.deadline))
-                    await publishSnapshot(send)
+                    let summary = try await database.apply(action, clock: now, until: reply.deadline)
+                    await publishSnapshot(send, answering: PendingAnswer(reply: reply, outcome: .success(summary)))
                 } catch {
-                    outcome = .failure(error)
+                    reply.answer(.failure(error))
                 }
-                reply.answer(outcome)
             }
         case .refresh:
             return .run { [self] send in await publishSnapshot(send) }
-        case .loaded(let newState):
+        case .loaded(let newState, let answering):
             state.projects = newState.projects
-            return .none
+            // The send may only queue the action (another thread is dispatching): the reply waits until it is in.
+            guard let answering else { return .none }
+            return .run { _ in answering.send() }
         case .lostDatabase(let error):
             state.problem = error.description
             return .none
         }
     }
 
-    /// A snapshot that cannot be read is skipped: the next change reads again.
-    private func publishSnapshot(_ send: Send<TrackerStoreAction>) async {
+    /// A snapshot that cannot be read is skipped (the next change reads again), and `answering` answered at once.
+    private func publishSnapshot(_ send: Send<TrackerStoreAction>, answering: PendingAnswer? = nil) async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             reading.async { [database] in
-                if let snapshot = try? database.snapshot() { send(.loaded(snapshot)) }
+                if let snapshot = try? database.snapshot() {
+                    send(.loaded(snapshot, answering: answering))
+                } else {
+                    answering?.send()
+                }
                 done.resume()
             }
         }

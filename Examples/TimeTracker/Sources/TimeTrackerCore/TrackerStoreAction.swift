@@ -8,8 +8,19 @@ public enum TrackerStoreAction: Sendable {
     case perform(TrackerAction, reply: ActionReply)
     /// The database changed (here or in another process): read it again.
     case refresh
-    /// The projects read from the database.
-    case loaded(TrackerState)
+    /// The projects read from the database; `answering` is the reply of the action whose write they show, answered
+    /// once they are the state, so that `perform` returns when the state shows its own write.
+    case loaded(TrackerState, answering: PendingAnswer? = nil)
     /// The database file is no longer at its path (see ``TrackerState/problem``).
     case lostDatabase(TrackerError)
+}
+
+/// A reply held until the projects read after its action's write are the tracker's state.
+public struct PendingAnswer: Sendable {
+    let reply: ActionReply
+    let outcome: ActionReply.Outcome
+
+    func send() {
+        reply.answer(outcome)
+    }
 }
