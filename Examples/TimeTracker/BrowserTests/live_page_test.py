@@ -128,6 +128,18 @@ def wait_for(driver, condition, what, timeout=10):
     )
 
 
+def open_live(driver, url):
+    """Opens the page at `url` and waits until its event stream is live."""
+    driver.get(url)
+    wait_for(driver, lambda: driver.find_element(By.ID, "connection").text == "live", "the event stream")
+
+
+def add(driver, name):
+    """Adds a project through the page's form."""
+    driver.find_element(By.ID, "name").send_keys(name)
+    driver.find_element(By.ID, "add-button").click()
+
+
 def check_future_start_is_clamped(timetrack, database, driver):
     """A running activity that starts after the server's now (its clock was set back) adds nothing yet: the page
     shows what `timetrack list` shows, the finished hour, not the hour minus the gap."""
@@ -159,12 +171,10 @@ def main():
         writer, watcher = browser(), browser()
         try:
             for driver in (writer, watcher):
-                driver.get(url)
-                wait_for(driver, lambda: driver.find_element(By.ID, "connection").text == "live", "the event stream")
+                open_live(driver, url)
 
             # Added and started in one window...
-            writer.find_element(By.ID, "name").send_keys("Writing")
-            writer.find_element(By.ID, "add-button").click()
+            add(writer, "Writing")
             wait_for(writer, lambda: row(writer, "Writing") is not None, "the new project in the writer")
             click(writer, "Writing", "start")
 
@@ -201,8 +211,7 @@ def main():
             print("ok: a project added by the CLI showed in both windows")
 
             # Markup in a name is text.
-            writer.find_element(By.ID, "name").send_keys(XSS)
-            writer.find_element(By.ID, "add-button").click()
+            add(writer, XSS)
             wait_for(watcher, lambda: row(watcher, XSS) is not None, "the markup-named project")
             for driver in (writer, watcher):
                 try:
@@ -214,8 +223,7 @@ def main():
             print("ok: the name <script>alert(1)</script> shows as text and runs nothing")
 
             # A refused action shows its message and changes nothing.
-            writer.find_element(By.ID, "name").send_keys("READING")
-            writer.find_element(By.ID, "add-button").click()
+            add(writer, "READING")
             wait_for(writer, lambda: "already exists" in writer.find_element(By.ID, "error").text, "the error")
             assert len(watcher.find_elements(By.CSS_SELECTOR, "#projects tr")) == 2
             print("ok: a duplicate name is refused with a message")

@@ -18,9 +18,8 @@ import subprocess
 import sys
 import tempfile
 
-from selenium.webdriver.common.by import By
 
-from live_page_test import browser, click, row, row_class, start_server, wait_for
+from live_page_test import add, browser, click, open_live, row, row_class, start_server, wait_for
 
 USER = "statehouse"
 
@@ -88,11 +87,9 @@ def main():
             drivers = [browser(), browser()]
             one, other = drivers
             for driver, (_, url) in zip(drivers, servers):
-                driver.get(url)
-                wait_for(driver, lambda: driver.find_element(By.ID, "connection").text == "live", "the event stream")
+                open_live(driver, url)
 
-            one.find_element(By.ID, "name").send_keys("Shared")
-            one.find_element(By.ID, "add-button").click()
+            add(one, "Shared")
             wait_for(other, lambda: row(other, "Shared") is not None, "the project added through the other server")
             click(other, "Shared", "start")
             wait_for(one, lambda: "running" in row_class(one, "Shared"), "the start made through the other server")

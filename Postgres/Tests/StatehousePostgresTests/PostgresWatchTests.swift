@@ -88,24 +88,7 @@ struct PostgresWatchTests {
             let table = storage.table
             try await withClient { admin in
                 try await admin.withConnection { connection in
-                    let logger = Logger(label: "test")
-                    let pid = try await connection.query("SELECT pg_backend_pid()", logger: logger).collect()[0]
-                        .decode(Int32.self)
-                    try cluster.sql("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS false", database: "template1")
-                    try cluster.sql(
-                        """
-                        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                        WHERE datname = 'postgres' AND pid <> \(pid) AND backend_type = 'client backend'
-                        """,
-                        database: "template1"
-                    )
-                    try await connection.query(
-                        """
-                        INSERT INTO \(unescaped: table) (key_digest, key, value, version)
-                        VALUES (sha256(convert_to('k', 'UTF8')), 'k', '\\x31', nextval('\(unescaped: table)_version'))
-                        """,
-                        logger: logger
-                    )
+                    _ = try await Self.changeKWhileEveryOtherSessionIsAway(table, on: connection)
                     try cluster.sql("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS true", database: "template1")
                 }
             }
@@ -131,25 +114,10 @@ struct PostgresWatchTests {
             let logger = Logger(label: "test")
             try await withClient { admin in
                 try await admin.withConnection { connection in
-                    let pid = try await connection.query("SELECT pg_backend_pid()", logger: logger).collect()[0]
-                        .decode(Int32.self)
-                    try cluster.sql("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS false", database: "template1")
+                    // Sessions that start from now on give up on a lock after 100 ms.
                     try cluster.sql("ALTER DATABASE postgres SET lock_timeout = '100ms'", database: "template1")
                     defer { _ = try? cluster.sql("ALTER DATABASE postgres RESET lock_timeout", database: "template1") }
-                    try cluster.sql(
-                        """
-                        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                        WHERE datname = 'postgres' AND pid <> \(pid) AND backend_type = 'client backend'
-                        """,
-                        database: "template1"
-                    )
-                    try await connection.query(
-                        """
-                        INSERT INTO \(unescaped: table) (key_digest, key, value, version)
-                        VALUES (sha256(convert_to('k', 'UTF8')), 'k', '\\x31', nextval('\(unescaped: table)_version'))
-                        """,
-                        logger: logger
-                    )
+                    let pid = try await Self.changeKWhileEveryOtherSessionIsAway(table, on: connection)
                     try await connection.query("BEGIN", logger: logger)
                     try await connection.query("LOCK TABLE \(unescaped: table) IN ACCESS EXCLUSIVE MODE", logger: logger)
                     try cluster.sql("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS true", database: "template1")
@@ -165,6 +133,32 @@ struct PostgresWatchTests {
             }
             #expect(await eventually { calls.count == 2 }, "the change made while the listener was away never came")
         }
+    }
+
+    /// Stores "1" under the key "k" of `table` through `connection` while every other session of the database is
+    /// away: new connections are refused (set from another database: a database cannot refuse its own connections)
+    /// and the open ones ended. The caller allows connections again. Returns `connection`'s backend pid.
+    private static func changeKWhileEveryOtherSessionIsAway(
+        _ table: String, on connection: PostgresConnection
+    ) async throws -> Int32 {
+        let logger = Logger(label: "test")
+        let pid = try await connection.query("SELECT pg_backend_pid()", logger: logger).collect()[0].decode(Int32.self)
+        try cluster.sql("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS false", database: "template1")
+        try cluster.sql(
+            """
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = 'postgres' AND pid <> \(pid) AND backend_type = 'client backend'
+            """,
+            database: "template1"
+        )
+        try await connection.query(
+            """
+            INSERT INTO \(unescaped: table) (key_digest, key, value, version)
+            VALUES (sha256(convert_to('k', 'UTF8')), 'k', '\\x31', nextval('\(unescaped: table)_version'))
+            """,
+            logger: logger
+        )
+        return pid
     }
 
     @Test func cancelledWatchesAreNotCalled() async throws {
