@@ -21,7 +21,7 @@ struct MetricsConcurrencyTests {
         let queue = DispatchQueue(label: "test.metrics.threads", attributes: .concurrent)
         let delivery: Delivery = queued ? .queue(queue) : .synchronous
         let token = count.recordChanges(to: fixture.metrics, values: .described, on: delivery)
-        DispatchQueue.concurrentPerform(iterations: Self.threads) { _ in
+        await onNewThreads(Self.threads) { _ in
             for _ in 0..<Self.iterations { count.update { $0 += 1 } }
         }
         let total = Self.threads * Self.iterations
@@ -37,7 +37,7 @@ struct MetricsConcurrencyTests {
     @Test func countsEveryActionFromManyThreadsExactly() async {
         let fixture = MetricsFixture()
         let store = fixture.store("threads")
-        DispatchQueue.concurrentPerform(iterations: Self.threads) { thread in
+        await onNewThreads(Self.threads) { thread in
             for iteration in 0..<Self.iterations {
                 store.dispatch(iteration.isMultiple(of: 2) ? .visit : .rename("thread \(thread)"))
             }

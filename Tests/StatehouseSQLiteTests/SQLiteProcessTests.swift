@@ -19,8 +19,9 @@ struct Worker {
     }
 
     /// Waits for the worker to print `ready`.
-    func waitUntilReady() {
-        let line = output.fileHandleForReading.availableData
+    func waitUntilReady() async {
+        let output = output.fileHandleForReading
+        let line = await offThePool { output.availableData }
         #expect(String(decoding: line, as: UTF8.self).hasPrefix("ready"))
     }
 
@@ -29,21 +30,24 @@ struct Worker {
     }
 
     /// Waits for the worker to exit; `true` if it succeeded.
-    func finish() -> Bool {
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+    func finish() async -> Bool {
+        let process = process
+        return await offThePool {
+            process.waitUntilExit()
+            return process.terminationStatus == 0
+        }
     }
 }
 
 @Suite("SQLite across processes", .serialized)
 struct SQLiteProcessTests {
-    @Test func twoProcessesIncrementingTheSameKeyLoseNoUpdate() throws {
+    @Test func twoProcessesIncrementingTheSameKeyLoseNoUpdate() async throws {
         let database = TemporaryDatabase()
         _ = try SQLiteStorage(path: database.path)  // the schema exists before either worker starts
         let workers = try (0..<2).map { _ in try Worker(database: database, key: "shared.counter", "increment", "1000") }
-        for worker in workers { worker.waitUntilReady() }
+        for worker in workers { await worker.waitUntilReady() }
         for worker in workers { worker.go() }
-        #expect(workers.allSatisfy { $0.finish() })
+        for worker in workers { #expect(await worker.finish()) }
         let counter = StateContainer(0, key: "shared.counter", storage: try SQLiteStorage(path: database.path))
         #expect(counter.value == 2_000)
     }
@@ -54,7 +58,7 @@ struct SQLiteProcessTests {
                                    externalChanges: .poll(every: .milliseconds(20)))
         let seen = Recorder<Int>()
         let token = count.observe { seen.append($0) }
-        #expect(try Worker(database: database, key: "watched", "set", "77").finish())
+        #expect(try await Worker(database: database, key: "watched", "set", "77").finish())
         _ = await eventually { seen.elements.last == 77 }
         #expect(seen.elements == [77])
         #expect(count.value == 77)
@@ -154,7 +158,7 @@ struct DatabaseChangeMonitorTests {
         let monitor = try DatabaseChangeMonitor(path: database.path, every: .milliseconds(10)) { calls.append(1) }
         try await Task.sleep(for: .milliseconds(100))
         #expect(calls.elements.isEmpty)  // nothing committed yet
-        #expect(try Worker(database: database, key: "k", "set", "1").finish())
+        #expect(try await Worker(database: database, key: "k", "set", "1").finish())
         // The worker commits more than once (its storage's migration, then the value): polls that fall between its
         // commits report each, so count calls rather than expect exactly one (a ThreadSanitizer run saw two).
         // A generous deadline: the whole suite under ThreadSanitizer on two cores once kept the monitor from
@@ -203,7 +207,7 @@ struct SQLiteStoreMigrationProcessTests {
         let token = follower.subscribe { seen.append($0) }
         // The other process loads version 1 too, migrates it, applies three visits and stores version 3.
         let worker = try Worker(database: database, key: "migration.profile", "visit", "3")
-        #expect(worker.finish())
+        #expect(await worker.finish())
         #expect(await eventually { follower.state == VisitorProfile(fullName: "Ada", visits: 3) })
         let stored = try #require(try storage.load(key: "migration.profile"))
         #expect(String(decoding: stored, as: UTF8.self) == #"{"value":{"fullName":"Ada","visits":3},"version":3}"#)

@@ -21,7 +21,7 @@ struct SQLiteWatchingTests {
     @Test func aValueAnotherProcessStoresReachesTheListenersWithoutAPoll() async throws {
         let database = TemporaryDatabase()
         let (count, seen, token) = try followed("pushed", in: database)
-        #expect(try Worker(database: database, key: "pushed", "set", "77").finish())
+        #expect(try await Worker(database: database, key: "pushed", "set", "77").finish())
         #expect(await eventually { count.value == 77 })
         #expect(seen.elements == [77])
         token.cancel()
@@ -30,24 +30,24 @@ struct SQLiteWatchingTests {
     @Test func aCheckpointThatTruncatesTheLogLosesNoChange() async throws {
         let database = TemporaryDatabase()
         let count = StateContainer(0, key: "truncated", storage: try SQLiteStorage(path: database.path), externalChanges: onlyPush)
-        #expect(try Worker(database: database, key: "truncated", "checkpoint", "1").finish())
+        #expect(try await Worker(database: database, key: "truncated", "checkpoint", "1").finish())
         #expect(await eventually { count.value == 1 })
         let wal = (try? FileManager.default.attributesOfItem(atPath: database.path + "-wal"))?[.size] as? Int
         #expect(wal == 0 || wal == nil, "the worker's checkpoint did not truncate the log")
         // The log starts again from its beginning: commits there are seen too.
-        #expect(try Worker(database: database, key: "truncated", "set", "2").finish())
+        #expect(try await Worker(database: database, key: "truncated", "set", "2").finish())
         #expect(await eventually { count.value == 2 })
-        #expect(try Worker(database: database, key: "truncated", "checkpoint", "3").finish())
+        #expect(try await Worker(database: database, key: "truncated", "checkpoint", "3").finish())
         #expect(await eventually { count.value == 3 })
     }
 
     @Test func theWatchSurvivesAThousandRapidCommitsAndDeliversTheLast() async throws {
         let database = TemporaryDatabase()
         let (count, seen, token) = try followed("burst", in: database)
-        #expect(try Worker(database: database, key: "burst", "count", "1000").finish())
+        #expect(try await Worker(database: database, key: "burst", "count", "1000").finish())
         #expect(await eventually { count.value == 1_000 })
         #expect(zip(seen.elements, seen.elements.dropFirst()).allSatisfy { $0 < $1 })
-        #expect(try Worker(database: database, key: "burst", "set", "7").finish())
+        #expect(try await Worker(database: database, key: "burst", "set", "7").finish())
         #expect(await eventually { count.value == 7 })
         token.cancel()
     }
@@ -63,7 +63,7 @@ struct SQLiteWatchingTests {
         #if os(Linux)
         #expect(KernelWatches.inotifyWatches(on: database.directory.path) == 1)
         #endif
-        #expect(try Worker(database: database, key: "shared.3", "set", "3").finish())
+        #expect(try await Worker(database: database, key: "shared.3", "set", "3").finish())
         #expect(await eventually { containers[3].value == 3 && !calls.elements.isEmpty })
         #expect(containers.enumerated().allSatisfy { index, container in container.value == (index == 3 ? 3 : 0) })
         #expect(other.value == 0)
@@ -75,7 +75,7 @@ struct SQLiteWatchingTests {
         _ = try SQLiteStorage(path: database.path)  // the schema exists before the monitor starts
         let calls = Recorder<Int>()
         let monitor = try DatabaseChangeMonitor(path: database.path, safetyNet: .seconds(3600)) { calls.append(1) }
-        #expect(try Worker(database: database, key: "k", "set", "1").finish())
+        #expect(try await Worker(database: database, key: "k", "set", "1").finish())
         #expect(await eventually { calls.count >= 1 })
         withExtendedLifetime(monitor) {}
     }

@@ -49,12 +49,12 @@ struct EncryptedContainerTests {
         #expect(try !directory.anyFileContains(secret))
     }
 
-    @Test func manyThreadsUpdatingLoseNoIncrementAndTheTotalIsStored() throws {
+    @Test func manyThreadsUpdatingLoseNoIncrementAndTheTotalIsStored() async throws {
         let directory = TemporaryDirectory()
         let key = EncryptionKey.random()
         do {
             let count = StateContainer(0, key: "secure.count", storage: EncryptedStorage(directory: directory.url, key: key))
-            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            await onNewThreads(8) { _ in
                 for _ in 0..<1_000 { count.update { $0 += 1 } }
             }
             #expect(count.value == 8_000)

@@ -103,11 +103,11 @@ struct EncryptedStorageTests {
         #expect(try storage.fingerprint(key: "print") == .absent)
     }
 
-    @Test func manyThreadsWritingLeaveEveryKeyWithOneOfItsValues() throws {
+    @Test func manyThreadsWritingLeaveEveryKeyWithOneOfItsValues() async throws {
         let directory = TemporaryDirectory()
         let storage = EncryptedStorage(directory: directory.url, key: .random())
         let failures = Recorder<String>()
-        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+        await onNewThreads(8) { thread in
             for round in 0..<50 {
                 do {
                     try storage.save(Data("\(thread).\(round)".utf8), key: "shared")

@@ -20,12 +20,12 @@ struct EncryptionKeyTests {
         #expect(try EncryptionKey(bytes: Data(contentsOf: url)) == created)
     }
 
-    @Test func threadsRacingToCreateTheKeyFileAllGetTheOneThatWon() throws {
+    @Test func threadsRacingToCreateTheKeyFileAllGetTheOneThatWon() async throws {
         for _ in 0..<20 {
             let directory = TemporaryDirectory()
             let url = directory.url.appendingPathComponent("race.key")
             let keys = Recorder<Result<EncryptionKey, StorageError>>()
-            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            await onNewThreads(8) { _ in
                 keys.append(Result { () throws(StorageError) in try EncryptionKey.loadOrCreate(at: url) })
             }
             let loaded = try keys.elements.map { try $0.get() }

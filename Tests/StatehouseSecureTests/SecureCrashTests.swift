@@ -6,32 +6,25 @@ import Testing
 
 @Suite("Encrypted storage under SIGKILL", .serialized)
 struct SecureCrashTests {
-    /// The helper executable, built next to the test bundle.
-    static var writer: URL { helperExecutable(named: "StatehouseSecureCrashWriter") }
-
-    /// Starts the writer on `key`; it prints "ready" to `output` once it has written its first value.
-    static func launchWriter(directory: URL, keyFile: URL, key: String) throws -> (process: Process, output: FileHandle) {
-        let process = Process()
-        process.executableURL = writer
-        process.arguments = [directory.path, keyFile.path, key, "\(ProcessInfo.processInfo.processIdentifier)"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        return (process, output.fileHandleForReading)
+    /// The writer's arguments: it writes increasing values under `key`, sealed with the key in `keyFile`, and prints
+    /// "ready" once it has written its first.
+    static func writerArguments(directory: URL, keyFile: URL, key: String) -> [String] {
+        [directory.path, keyFile.path, key, "\(ProcessInfo.processInfo.processIdentifier)"]
     }
 
-    @Test func processesRacingToCreateTheKeyFileAllSealWithTheOneThatWon() throws {
+    @Test func processesRacingToCreateTheKeyFileAllSealWithTheOneThatWon() async throws {
         let directory = TemporaryDirectory()
         let keyFile = directory.url.appendingPathComponent("race.key")
         let data = directory.url.appendingPathComponent("data")
         // Started together, each creates the key file unless another did so first.
-        let writers = try (0..<6).map { try Self.launchWriter(directory: data, keyFile: keyFile, key: "race.\($0)") }
-        for (process, output) in writers {
-            _ = output.availableData  // "ready"
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal, "a writer ended by itself: it could not start")
+        let endedBySignal = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<6 {
+                let arguments = Self.writerArguments(directory: data, keyFile: keyFile, key: "race.\(index)")
+                group.addTask { try await killHelperAtARandomInstant("StatehouseSecureCrashWriter", arguments) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
         }
+        #expect(endedBySignal.allSatisfy { $0 }, "a writer ended by itself: it could not start")
         let storage = EncryptedStorage(directory: data, key: try .loadOrCreate(at: keyFile))
         for index in 0..<6 {
             let sealed = try #require(try storage.load(key: "race.\(index)"), "writer \(index) stored nothing")
@@ -39,19 +32,15 @@ struct SecureCrashTests {
         }
     }
 
-    @Test func aProcessKilledAtAnyInstantLeavesAValueThatOpensAndDecodes() throws {
+    @Test func aProcessKilledAtAnyInstantLeavesAValueThatOpensAndDecodes() async throws {
         let directory = TemporaryDirectory()
         let keyFile = directory.url.appendingPathComponent("crash.key")
         let data = directory.url.appendingPathComponent("data")
         let storage = EncryptedStorage(directory: data, key: try .loadOrCreate(at: keyFile))
         var lastSeen = 0
         for round in 0..<50 {
-            let (process, output) = try Self.launchWriter(directory: data, keyFile: keyFile, key: "crash.counter")
-            _ = output.availableData  // "ready": the container exists and has written
-            usleep(UInt32.random(in: 1_000...20_000))     // a random instant to kill it at, not a wait for a signal
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal, "round \(round): the writer ended by itself")
+            let arguments = Self.writerArguments(directory: data, keyFile: keyFile, key: "crash.counter")
+            #expect(try await killHelperAtARandomInstant("StatehouseSecureCrashWriter", arguments), "round \(round): the writer ended by itself")
             let sealed = try #require(try storage.load(key: "crash.counter"), "round \(round): nothing stored")
             let value = try JSONDecoder().decode(Int.self, from: sealed)
             #expect(value > lastSeen, "round \(round): the stored value went back or did not move")

@@ -12,11 +12,33 @@ public func helperExecutable(named name: String) -> URL {
 /// Runs the helper executable `name` (another process of a test) with `arguments`, and waits for it to end.
 ///
 /// - Returns: Whether it succeeded.
-public func runHelper(_ name: String, _ arguments: [String]) throws -> Bool {
-    let process = Process()
-    process.executableURL = helperExecutable(named: name)
-    process.arguments = arguments
-    try process.run()
-    process.waitUntilExit()
-    return process.terminationReason == .exit && process.terminationStatus == 0
+public func runHelper(_ name: String, _ arguments: [String]) async throws -> Bool {
+    try await offThePool {
+        let process = Process()
+        process.executableURL = helperExecutable(named: name)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationReason == .exit && process.terminationStatus == 0
+    }
+}
+
+/// Starts the helper executable `name` with `arguments`, waits for its first output (it prints "ready" once it has
+/// written), lets it run a random 1–20 ms more, kills it with SIGKILL and waits for its end.
+///
+/// - Returns: Whether the signal ended it (`false`: it ended by itself, so it could not do its work).
+public func killHelperAtARandomInstant(_ name: String, _ arguments: [String]) async throws -> Bool {
+    try await offThePool {
+        let process = Process()
+        process.executableURL = helperExecutable(named: name)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        _ = output.fileHandleForReading.availableData  // "ready"
+        usleep(UInt32.random(in: 1_000...20_000))  // a random instant to kill it at, not a wait for a signal
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return process.terminationReason == .uncaughtSignal
+    }
 }

@@ -26,9 +26,9 @@ struct ChangeCountTests {
         #expect(count.changeCount == 6)
     }
 
-    @Test func countsEveryChangeFromManyThreads() {
+    @Test func countsEveryChangeFromManyThreads() async {
         let count = StateContainer(0, key: "changeCount.threads")
-        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+        await onNewThreads(8) { _ in
             for _ in 0..<10_000 { count.update { $0 += 1 } }
         }
         #expect(count.changeCount == 80_000)
@@ -42,7 +42,7 @@ struct ChangeCountTests {
             calls.add(1, ordering: .relaxed)
             lastRead.store(count.changeCount, ordering: .relaxed)
         }
-        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+        await onNewThreads(4) { _ in
             for _ in 0..<10_000 { count.update { $0 += 1 } }
         }
         #expect(await eventually { lastRead.load(ordering: .relaxed) == 40_000 })

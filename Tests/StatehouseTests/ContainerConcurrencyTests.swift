@@ -5,16 +5,16 @@ import Testing
 @testable import Statehouse
 import StatehouseTestSupport
 
-/// Many threads, many iterations. Serialized: these tests block threads, which would starve Swift Testing's
-/// cooperative pool on a two-core machine if they ran side by side.
+/// Many threads, many iterations. Serialized: each test keeps eight threads busy; side by side, they would only
+/// slow one another down on a two-core machine.
 @Suite("StateContainer under concurrency", .serialized)
 struct ContainerConcurrencyTests {
     static let threads = 8
-    static let increments = 100_000
+    static let increments = 20_000
 
-    @Test func updatesFromEightThreadsLoseNothing() {
+    @Test func updatesFromEightThreadsLoseNothing() async {
         let count = StateContainer(0, key: "concurrency.update")
-        onThreads(Self.threads) { _ in
+        await onNewThreads(Self.threads) { _ in
             for _ in 0..<Self.increments { count.update { $0 += 1 } }
         }
         #expect(count.value == Self.threads * Self.increments)
@@ -38,7 +38,7 @@ struct ContainerConcurrencyTests {
             },
             count.observe(on: .queue(queue)) { _ in queuedCalls.add(1, ordering: .relaxed) },
         ]
-        onThreads(Self.threads) { _ in
+        await onNewThreads(Self.threads) { _ in
             for _ in 0..<Self.increments { count.update { $0 += 1 } }
         }
         // Changes that queue up are coalesced, and a background thread may still be delivering the last ones.
@@ -49,13 +49,13 @@ struct ContainerConcurrencyTests {
         withExtendedLifetime(tokens) {}
     }
 
-    @Test func listenerNeverReadsAnOlderValueThanItWasCalledFor() {
+    @Test func listenerNeverReadsAnOlderValueThanItWasCalledFor() async {
         let count = StateContainer(0, key: "concurrency.newValue")
         let stale = Atomic<Int>(0)
         let token = count.observe { delivered in
             if count.value < delivered { stale.add(1, ordering: .relaxed) }
         }
-        onThreads(4) { _ in
+        await onNewThreads(4) { _ in
             for _ in 0..<20_000 { count.update { $0 += 1 } }
         }
         #expect(stale.load(ordering: .relaxed) == 0)
@@ -70,7 +70,7 @@ struct ContainerConcurrencyTests {
         let tokens = recorders.map { recorder in
             count.observe(on: queued ? .queue(queue) : .synchronous) { recorder.append($0) }
         }
-        onThreads(4) { _ in
+        await onNewThreads(4) { _ in
             for _ in 0..<10_000 { count.update { $0 += 1 } }
         }
         let total = 40_000
@@ -112,7 +112,7 @@ struct ContainerConcurrencyTests {
             seen.append(value)
             if value % 3 == 0 { count.update { $0 += 1 } }
         }
-        onThreads(4) { _ in
+        await onNewThreads(4) { _ in
             for _ in 0..<2_500 { count.update { $0 += 1 } }
         }
         #expect(count.value >= 10_000)
@@ -122,7 +122,7 @@ struct ContainerConcurrencyTests {
         token.cancel()
     }
 
-    @Test func noCallStartsAfterCancelReturnsOnAnotherThread() {
+    @Test func noCallStartsAfterCancelReturnsOnAnotherThread() async {
         for iteration in 0..<200 {
             let count = StateContainer(0, key: "concurrency.cancel.\(iteration)")
             let cancelled = Atomic<Bool>(false)
@@ -130,7 +130,7 @@ struct ContainerConcurrencyTests {
             let token = count.observe { _ in
                 if cancelled.load(ordering: .sequentiallyConsistent) { lateCalls.add(1, ordering: .relaxed) }
             }
-            onThreads(3) { thread in
+            await onNewThreads(3) { thread in
                 if thread == 0 {
                     for _ in 0..<50 { count.update { $0 += 1 } }
                     token.cancel()
@@ -158,9 +158,9 @@ struct ContainerConcurrencyTests {
         #expect(calls.load(ordering: .relaxed) == 1)
     }
 
-    @Test func subscribingAndCancellingFromManyThreadsKeepsTheTableConsistent() {
+    @Test func subscribingAndCancellingFromManyThreadsKeepsTheTableConsistent() async {
         let count = StateContainer(0, key: "concurrency.churn")
-        onThreads(Self.threads) { _ in
+        await onNewThreads(Self.threads) { _ in
             for _ in 0..<5_000 {
                 let token = count.observe(initial: true) { _ in }
                 count.update { $0 += 1 }

@@ -408,7 +408,7 @@ struct CancelEffectsContentionTests {
             Thread.detachNewThread { store.dispatch(.hold) }
             #expect(await attackWait(for: holding))
             for _ in 0..<senders { go.signal() }
-            await attackOnNewThreads(dispatchers) { _ in
+            await onNewThreads(dispatchers) { _ in
                 for _ in 0..<perDispatcher { store.dispatch(.other) }
             }
             #expect(await eventually { sent.value == senders * perSender })
@@ -446,7 +446,7 @@ struct CancelEffectsContentionTests {
             let stop = AttackFlag()
             let sends = AttackCounter()
             let senders = Task {
-                await attackOnNewThreads(4) { _ in
+                await onNewThreads(4) { _ in
                     while !stop.isSet, sends.value < 1_000_000 {
                         kept(.tick)
                         sends.increment()

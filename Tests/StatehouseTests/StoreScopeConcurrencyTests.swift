@@ -63,7 +63,7 @@ struct StoreScopeConcurrencyTests {
             let grandchild = child.scope(state: \.self, action: { (value: Int) in value })
             let checkersDone = Atomic<Int>(0)
             let start = StartLine(4)
-            await attackOnNewThreads(4) { thread in
+            await onNewThreads(4) { thread in
                 start.arriveAndWait()
                 switch thread {
                 case 0:
@@ -136,7 +136,7 @@ struct StoreScopeConcurrencyTests {
             let received = Received()
             let made = Locked<(Store<Counter, CounterAction>?, SubscriptionToken?)>((nil, nil))
             let start = StartLine(2)
-            await attackOnNewThreads(2) { thread in
+            await onNewThreads(2) { thread in
                 start.arriveAndWait()
                 if thread == 0 {
                     for _ in 0..<actions { parent.dispatch(.detail(.increment)) }

@@ -251,7 +251,7 @@ struct StoreConcurrencyTests {
         let store = makeCounterStore()
         let seen = Recorder<Int>()
         let token = store.subscribe(\.count) { seen.append($0) }
-        onThreads(8) { _ in
+        await onNewThreads(8) { _ in
             for _ in 0..<20_000 { store.dispatch(.increment) }
         }
         // A caller applies only its share of other threads' actions; a background thread may still be at work.
@@ -262,10 +262,10 @@ struct StoreConcurrencyTests {
         token.cancel()
     }
 
-    @Test func subscribingWhileOthersDispatchNeverShowsAStaleOrRepeatedValue() {
+    @Test func subscribingWhileOthersDispatchNeverShowsAStaleOrRepeatedValue() async {
         let store = makeCounterStore()
         let violations = Recorder<String>()
-        onThreads(4) { thread in
+        await onNewThreads(4) { thread in
             if thread == 0 {
                 for _ in 0..<20_000 { store.dispatch(.increment) }
             } else {

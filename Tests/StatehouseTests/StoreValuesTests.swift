@@ -114,7 +114,7 @@ struct StoreValuesTests {
             // Consumed while the threads dispatch, through the last value (which the processor, perhaps on a
             // thread of its own, may deliver after the dispatching threads returned).
             consuming = Task { await collect(counts) { $0 == total } }
-            onThreads(Self.threads) { _ in
+            await onNewThreads(Self.threads) { _ in
                 for _ in 0..<Self.iterations { store.dispatch(.increment) }
             }
         }
@@ -142,7 +142,7 @@ struct StoreValuesTests {
             pairs = store.values(
                 select: { $0.count }, isDuplicate: ==, bufferingPolicy: .bufferingNewest(1)
             )
-            onThreads(Self.threads) { _ in
+            await onNewThreads(Self.threads) { _ in
                 for _ in 0..<Self.iterations { store.dispatch(.increment) }
             }
         }

@@ -81,7 +81,7 @@ struct AttackContainerTests {
             }
             attackSpin { written.value >= 100 }
         }
-        let calls = await attackOnNewThread { () -> Int in
+        let calls = await offThePool { () -> Int in
             caller.setToCurrent()
             count.update { $0 += 1 }
             caller.clear()

@@ -11,13 +11,13 @@ struct AttackFileWatchTests {
     @Test func aStorageDirectoryRemovedAndMadeAgainIsStillWatched() async throws {
         let directory = TemporaryDirectory()
         let (count, seen, token) = followed("attack.directory.removed", in: directory)
-        #expect(try fileWorker(directory, "attack.directory.removed", "set", "1"))
+        #expect(try await fileWorker(directory, "attack.directory.removed", "set", "1"))
         #expect(await eventually { count.value == 1 })
         try FileManager.default.removeItem(at: directory.url)
         // The other process's save makes the directory again.
-        #expect(try fileWorker(directory, "attack.directory.removed", "set", "2"))
+        #expect(try await fileWorker(directory, "attack.directory.removed", "set", "2"))
         #expect(await eventually { count.value == 2 })
-        #expect(try fileWorker(directory, "attack.directory.removed", "set", "3"))
+        #expect(try await fileWorker(directory, "attack.directory.removed", "set", "3"))
         #expect(await eventually { count.value == 3 })
         #expect(seen.elements == [1, 2, 3])
         token.cancel()
@@ -27,12 +27,12 @@ struct AttackFileWatchTests {
         let directory = TemporaryDirectory()
         let moved = TemporaryDirectory()
         let count = StateContainer(0, key: "attack.directory.moved", storage: .file(directory: directory.url), externalChanges: onlyPush)
-        #expect(try fileWorker(directory, "attack.directory.moved", "set", "1"))
+        #expect(try await fileWorker(directory, "attack.directory.moved", "set", "1"))
         #expect(await eventually { count.value == 1 })
         #expect(rename(directory.url.path, moved.url.path) == 0)
         // What happens where the directory went is no longer this storage's.
-        #expect(try fileWorker(moved, "attack.directory.moved", "set", "99"))
-        #expect(try fileWorker(directory, "attack.directory.moved", "set", "2"))
+        #expect(try await fileWorker(moved, "attack.directory.moved", "set", "99"))
+        #expect(try await fileWorker(directory, "attack.directory.moved", "set", "2"))
         #expect(await eventually { count.value == 2 })
     }
 
@@ -59,7 +59,7 @@ struct AttackFileWatchTests {
         #expect(await eventually { KernelWatches.inotifyWatches(on: parent) > 0 })
         #endif
         try FileManager.default.removeItem(at: directory.url)
-        #expect(try fileWorker(directory, "attack.file.in.place", "set", "6"))
+        #expect(try await fileWorker(directory, "attack.file.in.place", "set", "6"))
         #expect(await eventually { count.value == 6 })
     }
 
@@ -75,8 +75,8 @@ struct AttackFileWatchTests {
         #if os(Linux)
         #expect(KernelWatches.inotifyWatches(on: directory.url.path) == 1)
         #endif
-        #expect(try runHelper("StatehouseFileWorker", [link.path, "attack.link.a", "set", "1"]))
-        #expect(try fileWorker(directory, "attack.link.b", "set", "2"))
+        #expect(try await runHelper("StatehouseFileWorker", [link.path, "attack.link.a", "set", "1"]))
+        #expect(try await fileWorker(directory, "attack.link.b", "set", "2"))
         #expect(await eventually { direct.value == 1 && linked.value == 2 })
     }
 
@@ -105,12 +105,12 @@ struct AttackFileWatchTests {
             #expect(descriptor >= 0)
             close(descriptor)
         }
-        #expect(try fileWorker(directory, "attack.overflow", "set", "9"))
-        #expect(try fileWorker(elsewhere, "attack.overflow.other", "set", "8"))
+        #expect(try await fileWorker(directory, "attack.overflow", "set", "9"))
+        #expect(try await fileWorker(elsewhere, "attack.overflow.other", "set", "8"))
         resume.signal()
         #expect(await eventually { count.value == 9 && other.value == 8 })
         // And it still watches.
-        #expect(try fileWorker(directory, "attack.overflow", "set", "10"))
+        #expect(try await fileWorker(directory, "attack.overflow", "set", "10"))
         #expect(await eventually { count.value == 10 })
         #expect(seen.elements == [9, 10])
         stopper.cancel()
@@ -123,7 +123,7 @@ struct AttackFileWatchTests {
         do {
             let (count, _, token) = followed("attack.churn", in: directory)
             let storage = FileStorage(directory: directory.url)
-            DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            await onNewThreads(8) { thread in
                 for round in 0..<100 {
                     let watch = try? storage.watchChanges(of: "attack.churn.\(thread).\(round % 3)") {}
                     if round % 2 == 0 { watch?.cancel() }
@@ -132,7 +132,7 @@ struct AttackFileWatchTests {
             #if os(Linux)
             #expect(KernelWatches.inotifyWatches(on: directory.url.path) == 1)
             #endif
-            #expect(try fileWorker(directory, "attack.churn", "set", "5"))
+            #expect(try await fileWorker(directory, "attack.churn", "set", "5"))
             #expect(await eventually { count.value == 5 })
             token.cancel()
         }

@@ -38,7 +38,7 @@ struct AttackPersistenceTests {
         let token = pair.observe { seenB.append($0.b) }
         let changes = 3_000
         let undone = AttackCounter()
-        await attackOnNewThreads(2) { thread in
+        await onNewThreads(2) { thread in
             if thread == 0 {
                 for b in 1...changes {
                     pair.modify(AttackPair(a: pair.value.a, b: b))
@@ -137,7 +137,7 @@ struct AttackPersistenceTests {
         let seen = Recorder<Int>()
         let token = count.observe { seen.append($0) }
         let rounds = 1_000
-        await attackOnNewThread { () -> Void in
+        await offThePool { () -> Void in
             for round in 1...rounds {
                 try? storage.save(Data("\(10 * round + 1)".utf8), key: key)  // another process: older than what follows
                 // A window for the poller to pick up the outside value before the local change (it is shorter when the
@@ -254,7 +254,7 @@ struct AttackPersistenceTests {
                 failed.signal()
             }
             count.modify(round)
-            let flushed = await attackOnNewThread { () -> Bool in
+            let flushed = await offThePool { () -> Bool in
                 guard failed.wait(timeout: .now() + .seconds(attackPatience)) == .success else { return false }
                 defer { for _ in 0..<blockers { release.signal() } }
                 storage.failing = false

@@ -94,7 +94,7 @@ struct AttackScopeReadThroughTests {
         let failure = FirstFailure()
         let dispatchersLeft = Atomic<Int>(2)
         let ticksPerDispatcher = 3_000
-        await attackOnNewThreads(5) { thread in
+        await onNewThreads(5) { thread in
             switch thread {
             case 0, 1:
                 for _ in 0..<ticksPerDispatcher { scopes.root.dispatch(.tick) }
@@ -136,7 +136,7 @@ struct AttackScopeReadThroughTests {
             calls.add(1, ordering: .relaxed)
             if read < value { failure.record("\(name): a subscriber called with \(value) read \(read)") }
         }
-        await attackOnNewThreads(3) { _ in
+        await onNewThreads(3) { _ in
             for _ in 0..<2_000 { scopes.root.dispatch(.tick) }
         }
         #expect(await eventually { scopes.readers.allSatisfy { $0.read() == 6_000 } })

@@ -224,7 +224,7 @@ struct AttackStoreTests {
                 gate.signal()
                 _ = queued.wait(timeout: .now() + .seconds(attackPatience))
             }
-            await attackOnNewThread { () -> Void in store.dispatch(.stop) }
+            await offThePool { () -> Void in store.dispatch(.stop) }
             #expect(store.state.ticks == 0, "round \(round): a tick queued before .cancel(id:) was reduced after it")
             await store.finishEffects()
             #expect(store.state.ticks == 0, "round \(round)")
@@ -246,7 +246,7 @@ struct AttackStoreTests {
                 gate.signal()
                 _ = queued.wait(timeout: .now() + .seconds(attackPatience))
             }
-            await attackOnNewThread { () -> Void in store.dispatch(.search("fresh")) }
+            await offThePool { () -> Void in store.dispatch(.search("fresh")) }
             #expect(await eventually { store.state.results.contains("fresh") }, "round \(round)")
             await store.finishEffects()
             #expect(store.state.results == ["fresh"], "round \(round): a cancelled search's results were reduced")
@@ -285,7 +285,7 @@ struct AttackStoreTests {
             }
             attackSpin { dispatched.value >= 200 }
         }
-        let reduced = await attackOnNewThread { () -> Int in
+        let reduced = await offThePool { () -> Int in
             caller.setToCurrent()
             store.dispatch(.increment)
             caller.clear()
@@ -308,7 +308,7 @@ struct AttackStoreTests {
         var wrong = 0
         for round in 0..<300 {
             let store = makeCounterStore()
-            await attackOnNewThreads(3) { thread in
+            await onNewThreads(3) { thread in
                 if thread == 2 {
                     attackSpin { store.state.count >= 50 }
                     store.startRecording()
@@ -374,7 +374,7 @@ struct AttackStoreTests {
         let child = app.scope(state: \.counter, action: AttackShellAction.counter)
         childSlot.value = child
         let after = app.subscribe(select: { $0 }, isDuplicate: { _, _ in false }, check)
-        await attackOnNewThreads(3) { thread in
+        await onNewThreads(3) { thread in
             for value in 0..<2_000 {
                 switch thread {
                 case 0: app.dispatch(.counter(.increment))
@@ -398,7 +398,7 @@ struct AttackStoreSubscribingTests {
         let stores = [makeCounterStore(), makeCounterStore()]
         let viewers = (0..<rounds).map { _ in AttackViewer() }
         let arrivals = AttackCounter()
-        await attackOnNewThreads(2) { thread in
+        await onNewThreads(2) { thread in
             for round in 0..<rounds {
                 // A barrier per round, so that both threads subscribe the round's fresh object at the same instant.
                 arrivals.increment()

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 @testable import Statehouse
+import StatehouseTestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -22,39 +23,13 @@ func attackThreadID() -> UInt {
     #endif
 }
 
-/// Runs `body` on a new thread (not a pool's) and returns its result, holding no thread of the caller's meanwhile.
-func attackOnNewThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-        Thread.detachNewThread {
-            continuation.resume(returning: body())
-        }
-    }
-}
-
-/// Runs `body` on `count` new threads at once (a pool might run them one after another) and returns when all are done.
-func attackOnNewThreads(_ count: Int, _ body: @escaping @Sendable (_ thread: Int) -> Void) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let finished = DispatchSemaphore(value: 0)
-        for thread in 0..<count {
-            Thread.detachNewThread {
-                body(thread)
-                finished.signal()
-            }
-        }
-        Thread.detachNewThread {
-            for _ in 0..<count { finished.wait() }
-            continuation.resume()
-        }
-    }
-}
-
 /// How long a test waits for a signal that is sure to come: only a starved machine makes it matter (the suites run in
 /// parallel, under ThreadSanitizer too, on two cores: a task may not run for several seconds).
 let attackPatience = 60
 
 /// Waits for `count` signals of `semaphore` on a thread of its own; `false` if they did not all come in `seconds`.
 func attackWait(for semaphore: DispatchSemaphore, count: Int = 1, seconds: Int = attackPatience) async -> Bool {
-    await attackOnNewThread { () -> Bool in
+    await offThePool { () -> Bool in
         let deadline = DispatchTime.now() + .seconds(seconds)
         for _ in 0..<count {
             if semaphore.wait(timeout: deadline) == .timedOut { return false }
@@ -292,7 +267,7 @@ final class AttackCancelProbe: Sendable {
 
     /// Runs `cancel` on a new thread; returns whether the first call had ended when `cancel` returned.
     func cancel(_ cancel: @escaping @Sendable () -> Void) async -> Bool {
-        await attackOnNewThread { () -> Bool in
+        await offThePool { () -> Bool in
             self.cancelStarted.store(true, ordering: .sequentiallyConsistent)
             cancel()
             return self.firstCallEnded.load(ordering: .sequentiallyConsistent)

@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
+import StatehouseTestSupport
 @testable import Statehouse
 
 /// Runs crossed update bodies on `a` and `b` until they deadlock, which ends the process one way or the other.
@@ -87,7 +88,7 @@ struct FindingCrossedUpdatesAndLateScopesTests {
             return true
         }
 
-        await attackOnNewThreads(3) { thread in
+        await onNewThreads(3) { thread in
             switch thread {
             case 0:
                 let deadline = ContinuousClock.now + .seconds(6)

@@ -166,7 +166,7 @@ struct FindingScopeReviewTests {
             weakParent = parent
             parent.dispatch(.setDetail(Counter()))
             let checkersDone = Atomic<Int>(0)
-            await attackOnNewThreads(6) { thread in
+            await onNewThreads(6) { thread in
                 switch thread {
                 case 0:
                     var dispatched = 0

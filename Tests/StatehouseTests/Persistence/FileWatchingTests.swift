@@ -14,8 +14,8 @@ func followed(_ key: String, in directory: TemporaryDirectory) -> (StateContaine
 }
 
 /// Runs `StatehouseFileWorker`: another process changing `key` in `directory`.
-func fileWorker(_ directory: TemporaryDirectory, _ key: String, _ arguments: String...) throws -> Bool {
-    try runHelper("StatehouseFileWorker", [directory.url.path, key] + arguments)
+func fileWorker(_ directory: TemporaryDirectory, _ key: String, _ arguments: String...) async throws -> Bool {
+    try await runHelper("StatehouseFileWorker", [directory.url.path, key] + arguments)
 }
 
 /// Another process changes a file storage while containers and stores here watch it. Serialized: each test runs
@@ -25,7 +25,7 @@ struct FileWatchingTests {
     @Test func aValueAnotherProcessSavesReachesTheListenersWithoutAPoll() async throws {
         let directory = TemporaryDirectory()
         let (count, seen, token) = followed("watch.pushed", in: directory)
-        #expect(try fileWorker(directory, "watch.pushed", "set", "41"))
+        #expect(try await fileWorker(directory, "watch.pushed", "set", "41"))
         #expect(await eventually { count.value == 41 })
         #expect(seen.elements == [41])
         token.cancel()
@@ -50,7 +50,7 @@ struct FileWatchingTests {
             try count.flush()
         }
         // Then a change from outside, which the check after the last own write must see.
-        #expect(try fileWorker(directory, "watch.own", "set", "100"))
+        #expect(try await fileWorker(directory, "watch.own", "set", "100"))
         #expect(await eventually { count.value == 100 })
         #expect(seen.elements == Array(1...20) + [100])
         token.cancel()
@@ -65,7 +65,7 @@ struct FileWatchingTests {
         #expect(KernelWatches.inotifyWatches(on: directory.url.path) == 1)
         #expect(KernelWatches.threads(named: "StatehouseWatch") == 1)
         #endif
-        #expect(try fileWorker(directory, "watch.many.17", "set", "17"))
+        #expect(try await fileWorker(directory, "watch.many.17", "set", "17"))
         #expect(await eventually { containers[17].value == 17 })
         #expect(containers.enumerated().allSatisfy { index, container in container.value == (index == 17 ? 17 : 0) })
     }
@@ -88,32 +88,32 @@ struct FileWatchingTests {
     @Test func aFileReplacedByRenameIsSeen() async throws {
         let directory = TemporaryDirectory()
         let count = StateContainer(0, key: "watch.renamed", storage: .file(directory: directory.url), externalChanges: onlyPush)
-        #expect(try fileWorker(directory, "watch.renamed", "replace", "5"))
+        #expect(try await fileWorker(directory, "watch.renamed", "replace", "5"))
         #expect(await eventually { count.value == 5 })
-        #expect(try fileWorker(directory, "watch.renamed", "replace", "6"))
+        #expect(try await fileWorker(directory, "watch.renamed", "replace", "6"))
         #expect(await eventually { count.value == 6 })
     }
 
     @Test func aFileDeletedAndMadeAgainIsSeen() async throws {
         let directory = TemporaryDirectory()
         let count = StateContainer(0, key: "watch.recreated", storage: .file(directory: directory.url), externalChanges: onlyPush)
-        #expect(try fileWorker(directory, "watch.recreated", "set", "1"))
+        #expect(try await fileWorker(directory, "watch.recreated", "set", "1"))
         #expect(await eventually { count.value == 1 })
-        #expect(try fileWorker(directory, "watch.recreated", "remove"))
-        #expect(try fileWorker(directory, "watch.recreated", "set", "2"))
+        #expect(try await fileWorker(directory, "watch.recreated", "remove"))
+        #expect(try await fileWorker(directory, "watch.recreated", "set", "2"))
         #expect(await eventually { count.value == 2 })
     }
 
     @Test func theWatchSurvivesAThousandRapidSavesAndDeliversTheLast() async throws {
         let directory = TemporaryDirectory()
         let (count, seen, token) = followed("watch.burst", in: directory)
-        #expect(try fileWorker(directory, "watch.burst", "count", "1000"))
+        #expect(try await fileWorker(directory, "watch.burst", "count", "1000"))
         #expect(await eventually { count.value == 1_000 })
         // Some of the thousand are skipped (a check reads the latest), none comes out of order.
         #expect(zip(seen.elements, seen.elements.dropFirst()).allSatisfy { $0 < $1 })
         #expect(seen.elements.last == 1_000)
         // And it still watches.
-        #expect(try fileWorker(directory, "watch.burst", "set", "7"))
+        #expect(try await fileWorker(directory, "watch.burst", "set", "7"))
         #expect(await eventually { count.value == 7 })
         token.cancel()
     }
@@ -123,9 +123,9 @@ struct FileWatchingTests {
         let directory = TemporaryDirectory()  // removes the suite's file too
         let suite = "statehouse.tests.\(directory.url.lastPathComponent)"
         let count = StateContainer(0, key: "watch.defaults", storage: .userDefaults(suiteName: suite), externalChanges: onlyPush)
-        #expect(try runHelper("StatehouseFileWorker", ["defaults:\(suite)", "watch.defaults", "set", "12"]))
+        #expect(try await runHelper("StatehouseFileWorker", ["defaults:\(suite)", "watch.defaults", "set", "12"]))
         #expect(await eventually { count.value == 12 })
-        #expect(try runHelper("StatehouseFileWorker", ["defaults:\(suite)", "watch.defaults", "set", "13"]))
+        #expect(try await runHelper("StatehouseFileWorker", ["defaults:\(suite)", "watch.defaults", "set", "13"]))
         #expect(await eventually { count.value == 13 })
     }
     #endif

@@ -130,25 +130,13 @@ struct PersistedContainerTests {
 
 @Suite("Persistence survives being killed", .serialized)
 struct CrashTests {
-    /// The helper executable, built next to the test bundle.
-    static var writer: URL { helperExecutable(named: "StatehouseCrashWriter") }
-
-    @Test func aProcessKilledAtAnyInstantLeavesADecodableValue() throws {
+    @Test func aProcessKilledAtAnyInstantLeavesADecodableValue() async throws {
         let directory = TemporaryDirectory()
         let storage = FileStorage(directory: directory.url)
         var lastSeen = 0
         for round in 0..<50 {
-            let process = Process()
-            process.executableURL = Self.writer
-            process.arguments = [directory.url.path, "crash.counter", "\(ProcessInfo.processInfo.processIdentifier)"]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            _ = output.fileHandleForReading.availableData  // "ready": the container exists
-            usleep(UInt32.random(in: 1_000...20_000))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal)
+            let arguments = [directory.url.path, "crash.counter", "\(ProcessInfo.processInfo.processIdentifier)"]
+            #expect(try await killHelperAtARandomInstant("StatehouseCrashWriter", arguments), "round \(round): the writer ended by itself")
             let data = try #require(try storage.load(key: "crash.counter"), "round \(round): nothing stored")
             let value = try JSONDecoder().decode(Int.self, from: data)
             #expect(value >= lastSeen, "round \(round): the stored value went back")
