@@ -27,6 +27,11 @@ public final class SubscriptionToken: Hashable, Sendable {
 
     /// Stops the listener. Calling it again does nothing.
     ///
+    /// Not from a task-cancellation handler (`withTaskCancellationHandler`'s `onCancel`) whose task the listener
+    /// resumes: Swift runs the handler holding that task's lock, a call in progress that resumes the task waits for
+    /// the lock, and `cancel()` waits for that call, so neither ends. To feed a task, iterate a container's or a
+    /// store's `values` instead: ending its loop stops the listener without waiting.
+    ///
     /// - Complexity: O(1).
     public func cancel() {
         subscription.cancel()

@@ -25,19 +25,26 @@ extension Reducer {
     /// ```
     ///
     /// The child runs first, so that this reducer can end the child (set the state to `nil`) on the same action.
-    /// A child action that arrives while the state is `nil` (an effect of a child that was dismissed) is ignored
-    /// by the child and still reaches this reducer: cancel a child's effects when you dismiss it.
+    /// Ending it cancels the child's effects, those of that action included, as ``Effect/cancel(id:)`` would: no
+    /// action they send afterwards is applied. A child action that still arrives while the state is `nil` (sent by
+    /// some other means) is ignored by the child and still reaches this reducer.
     public func ifLet<ChildState, ChildAction>(
         _ toChildState: any WritableKeyPath<State, ChildState?> & Sendable,
         action toChildAction: ActionCase<Action, ChildAction>,
         then child: Reducer<ChildState, ChildAction>
     ) -> Self {
-        Self { state, action in
+        let childEffects = PresentedChildEffects(keyPath: toChildState)
+        return Self { state, action in
+            let wasPresent = state[keyPath: toChildState] != nil
             var childEffect = Effect<Action>.none
-            if let childAction = toChildAction.extract(action), state[keyPath: toChildState] != nil {
-                childEffect = child.reduce(&state[keyPath: toChildState]!, childAction).map(toChildAction.embed)
+            if let childAction = toChildAction.extract(action), wasPresent {
+                childEffect = child.reduce(&state[keyPath: toChildState]!, childAction)
+                    .map(toChildAction.embed)
+                    .cancellable(id: childEffects)
             }
-            return .merge(childEffect, reduce(&state, action))
+            let effect = reduce(&state, action)
+            guard wasPresent, state[keyPath: toChildState] == nil else { return .merge(childEffect, effect) }
+            return .merge(childEffect, effect, .cancel(id: childEffects))
         }
     }
 
@@ -81,4 +88,10 @@ extension ActionCase {
     ) where Child == (ID, ElementAction) {
         self.init { child in embed(child.0, child.1) }
     }
+}
+
+/// The cancellation id under which ``Reducer/ifLet(_:action:then:)`` runs the effects of the child at `keyPath`, so
+/// that dismissing the child cancels them.
+private struct PresentedChildEffects<Root, Child>: Hashable, Sendable {
+    let keyPath: any WritableKeyPath<Root, Child?> & Sendable
 }

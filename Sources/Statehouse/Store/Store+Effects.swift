@@ -7,8 +7,8 @@ extension Store {
     /// and the throttle window of `id` ends, its kept effect dropped. An action being applied on another thread
     /// at that moment completes.
     ///
-    /// Effects run in the store whose reducer returned them: for a scoped store's actions, that is the store it
-    /// was scoped from, so call this on that store.
+    /// Effects run in the store whose reducer returned them: on a scoped store, this cancels them in the store it
+    /// was scoped from (its root, for a scope of a scope), where its actions' effects run.
     ///
     /// ```swift
     /// store.dispatch(.startTimer)            // returns .run { … }.cancellable(id: TimerID())
@@ -17,14 +17,16 @@ extension Store {
     ///
     /// - Parameter id: The id given to ``Effect/cancellable(id:cancelInFlight:)``, or to a debounce or throttle.
     public func cancelEffects(id: some Hashable & Sendable) {
-        effects.cancel(id: AnyHashableSendable(id))
+        cancelEffects(anyID: AnyHashableSendable(id))
     }
 
     /// Waits until no effect is running, including those started by actions that effects sent meanwhile.
     ///
     /// An effect waiting on a clock (a debounce, a throttle window with an effect kept) is running: with a manual
-    /// clock, advance it first.
+    /// clock, advance it first. On a scoped store, this waits for the store it was scoped from, where its actions'
+    /// effects run.
     public func finishEffects() async {
+        if let effectsHost { return await effectsHost.finishEffects() }
         // An effect that ended may have queued an action that starts another: wait for the queue too, until
         // neither has anything left. No task running, then an idle queue, means nothing is left: a task queues its
         // actions before it ends.
@@ -35,8 +37,28 @@ extension Store {
         }
     }
 
-    /// The number of effects running now.
+    /// The number of effects running now; on a scoped store, in the store it was scoped from.
     public var runningEffects: Int {
-        effects.runningCount
+        effectsHost?.runningEffects ?? effects.runningCount
     }
+}
+
+extension Store: EffectsHost {
+    @usableFromInline
+    func cancelEffects(anyID id: AnyHashableSendable) {
+        if let effectsHost {
+            effectsHost.cancelEffects(anyID: id)
+        } else {
+            effects.cancel(id: id)
+        }
+    }
+}
+
+/// A store that runs effects: the one with the reducer. A scoped store has none of its own: its actions are reduced
+/// by the store it was scoped from, whose effects they are, so it hands effect requests to that store.
+@usableFromInline
+protocol EffectsHost: Sendable {
+    func cancelEffects(anyID id: AnyHashableSendable)
+    func finishEffects() async
+    var runningEffects: Int { get }
 }

@@ -158,7 +158,8 @@ extension Store {
             pipeline: nil,
             forward: { [self] action in dispatch(toAction(action)) },
             serializer: { [self] work in submit(.run(work)) },
-            upstream: upstream
+            upstream: upstream,
+            effectsHost: self
         )
     }
 }

@@ -49,6 +49,8 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline let recorder = ActionRecorder<State, Action>()
     /// For a scoped store: how it reads its parent's state, and follows it while it needs to.
     @usableFromInline let upstream: ScopeUpstream<State>?
+    /// For a scoped store: the parent, which runs the effects of its actions.
+    @usableFromInline let effectsHost: (any EffectsHost)?
     /// For a persisted store: what writes its state to its storage.
     @usableFromInline let persistence: (any Persisting<State>)?
 
@@ -102,7 +104,8 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         forward: (@Sendable (Action) -> Void)?,
         serializer: (@Sendable (@escaping @Sendable () -> Void) -> Void)?,
         persistence: (any Persisting<State>)? = nil,
-        upstream: ScopeUpstream<State>? = nil
+        upstream: ScopeUpstream<State>? = nil,
+        effectsHost: (any EffectsHost)? = nil
     ) {
         self.core = Locked(StoreState(state: state))
         self.reducer = reducer
@@ -111,6 +114,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         self.serializer = serializer
         self.persistence = persistence
         self.upstream = upstream
+        self.effectsHost = effectsHost
         self.followers = ScopeFollowers(tree: upstream?.tree)
         self.removeSubscriber = { store, subscription in
             let wasLast = store.core.withLock { $0.remove(subscription) }
