@@ -64,6 +64,12 @@ func storeTable(budget: Duration) async -> Table {
         "dispatch, a scope with no subscribers", unit: "ns",
         cells: [Cell(value: scoped), Cell(value: empty.naive)], target: ""
     )
+    // The same idle scope's `state`, which reads through its parent: against reading the part by hand, the state
+    // under a lock and then the key path.
+    table.add(
+        "read a scope's state, no subscribers", unit: "ns",
+        cells: scopedStateRead(budget: budget, sink: sink).map { Cell(value: $0) }, target: ""
+    )
     for count in [100, 10_000] {
         table.add(
             "subscribe + unsubscribe with \(count) subscribers", unit: "ns",
@@ -100,6 +106,16 @@ private func dispatchWithAnIdleScope(budget: Duration) -> Double {
     let cost = nanosecondsPerCall(budget: budget) { store.dispatch($0) }
     withExtendedLifetime(scope) {}
     return cost
+}
+
+/// Reading the `state` of a scoped store that has no subscribers, against reading the same part of a naive store.
+private func scopedStateRead(budget: Duration, sink: ObserverSink) -> [Double] {
+    let store = Store(initialState: Fields(), reducer: click)
+    let scope = store.scope(state: \.f0, action: { (action: Int) in action })
+    let naive = NaiveStore(initialState: Fields(), reducer: click)
+    let ours = nanosecondsPerCall(budget: budget) { _ in sink.total &+= scope.state }
+    let theirs = nanosecondsPerCall(budget: budget) { _ in sink.total &+= naive.state.f0 }
+    return [ours, theirs]
 }
 
 /// Subscribing and unsubscribing one more subscriber while `existing` others are subscribed.

@@ -26,6 +26,11 @@ final class NaiveStore<State: Sendable, Action: Sendable>: @unchecked Sendable {
         self.reducer = reducer
     }
 
+    /// The current state, read under the lock.
+    var state: State {
+        lock.withLock { $0 }
+    }
+
     func dispatch(_ action: Action) {
         let state = lock.withLock { state in
             reducer(&state, action)
