@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Logging
 import PostgresNIO
 
@@ -10,6 +11,9 @@ import PostgresNIO
 ///   SQLite, one started and the other told it is running already. The unique indexes back the rules as on SQLite.
 ///   Waiting for the lock is bounded by `lock_timeout`, set from the action's deadline; past it the action gets
 ///   ``TrackerError/databaseLocked(waited:)``.
+/// - A `COMMIT` whose answer is lost with its connection (or not given in time) may have landed: the server is asked
+///   (`pg_xact_status`) before the action is reported failed, so that an action that took effect is never reported
+///   as failed, and retried by its user into a second effect.
 /// - Every commit to the tables is announced by a trigger (`NOTIFY`), and ``watch(changed:lost:)`` listens
 ///   (``PostgresChangeListener``).
 /// - The rules are synchronous and postgres-nio is not: a write runs on a dispatch queue of its own and a snapshot
@@ -20,7 +24,7 @@ final class PostgresBackend: TrackerBackend {
     let client: PostgresClient
     private let lockTimeout: Duration
     /// How long one statement may take before the server counts as unreachable.
-    private let statementTimeout: Duration = .seconds(30)
+    private let statementTimeout: Duration
     /// Writes of this process, one at a time, as GRDB's writer queue does on SQLite.
     private let writer = DispatchQueue(label: "timetrack.postgres.writer")
     /// The client's `run()`, which opens its connections; cancelled when the backend goes away.
@@ -29,9 +33,10 @@ final class PostgresBackend: TrackerBackend {
 
     var location: String { address.redacted }
 
-    private init(address: PostgresAddress, lockTimeout: Duration) {
+    private init(address: PostgresAddress, lockTimeout: Duration, statementTimeout: Duration) {
         self.address = address
         self.lockTimeout = lockTimeout
+        self.statementTimeout = statementTimeout
         client = PostgresClient(configuration: address.configuration)
         running = Task.detached { [client] in await client.run() }
     }
@@ -42,7 +47,9 @@ final class PostgresBackend: TrackerBackend {
 
     /// Connects once on a connection of its own, which says at once why it cannot (refused, no such database,
     /// authentication failed) where the pool would keep trying, and makes or checks the schema there.
-    static func open(_ address: PostgresAddress, lockTimeout: Duration) async throws(TrackerError) -> PostgresBackend {
+    static func open(
+        _ address: PostgresAddress, lockTimeout: Duration, statementTimeout: Duration
+    ) async throws(TrackerError) -> PostgresBackend {
         do {
             let connection = try await PostgresConnection.connect(
                 configuration: try address.connectionConfiguration(), id: 1, logger: logger
@@ -50,7 +57,7 @@ final class PostgresBackend: TrackerBackend {
             var failure: (any Error)?
             do {
                 try await onQueue(DispatchQueue.global()) {
-                    try transaction(on: connection, lockWait: .seconds(30), timeout: .seconds(30)) { sql in
+                    try transaction(on: connection, lockWait: .seconds(30), timeout: statementTimeout, lookUp: nil) { sql in
                         try PostgresSchema.migrate(sql, location: address.redacted)
                     }
                 }
@@ -65,7 +72,7 @@ final class PostgresBackend: TrackerBackend {
         } catch {
             throw .database("could not open \(address.redacted): \(describe(error))")
         }
-        return PostgresBackend(address: address, lockTimeout: lockTimeout)
+        return PostgresBackend(address: address, lockTimeout: lockTimeout, statementTimeout: statementTimeout)
     }
 
     func write<Result: Sendable>(
@@ -76,7 +83,9 @@ final class PostgresBackend: TrackerBackend {
                 try await Self.onQueue(writer) {
                     // Waiting in line counts: what is left of the deadline, and never 0, which is "no limit".
                     let lockWait = max(ContinuousClock.now.duration(to: deadline), .milliseconds(1))
-                    return try Self.transaction(on: connection, lockWait: lockWait, timeout: statementTimeout, body)
+                    return try Self.transaction(
+                        on: connection, lockWait: lockWait, timeout: statementTimeout, lookUp: self.isCommitted, body
+                    )
                 }
             }
         } catch let error as TrackerError {
@@ -113,8 +122,12 @@ final class PostgresBackend: TrackerBackend {
 
     /// Runs `body` in a transaction on `connection` that holds ``PostgresSchema/writeLock``, waiting at most
     /// `lockWait` for it. Blocks: run it on a dispatch queue.
+    ///
+    /// - Parameter lookUp: Tells whether the transaction of an id committed, asked on another connection when the
+    ///   `COMMIT`'s answer is lost; `nil`: the error stands.
     private static func transaction<Result>(
         on connection: PostgresConnection, lockWait: Duration, timeout: Duration,
+        lookUp: ((_ transaction: String) throws -> Bool)?,
         _ body: (any SQLStatements) throws -> Result
     ) throws -> Result {
         let sql = PostgresStatements(run: { query in
@@ -126,13 +139,40 @@ final class PostgresBackend: TrackerBackend {
             try sql.execute("SET LOCAL lock_timeout = \(Int64(lockWait / .milliseconds(1)) + 1)")
             try sql.execute("SELECT 1 FROM pg_advisory_xact_lock(?)", [.integer(PostgresSchema.writeLock)])
             let result = try body(sql)
-            try sql.execute("COMMIT")
+            // `nil` when the action wrote nothing: then nothing can have landed.
+            let transaction = try sql.value("SELECT pg_current_xact_id_if_assigned()::text", [])?.text
+            do {
+                try sql.execute("COMMIT")
+            } catch where !leavesConnectionOpen(error) {
+                guard let transaction, let lookUp, try lookUp(transaction) else { throw error }
+            }
             return result
         } catch {
             // A refusal, or the server's error, leaves the connection open: end the transaction there. A lost or
             // silent connection takes its transaction with it, and might leave a ROLLBACK unanswered.
             if leavesConnectionOpen(error) { try? sql.execute("ROLLBACK") }
             throw error
+        }
+    }
+
+    /// Whether `transaction`, whose `COMMIT` lost its answer, committed: asked on another connection until the server
+    /// knows (the backend of a lost connection may still be committing: a `COMMIT` that outlasted the statement
+    /// timeout gets as long again).
+    private func isCommitted(_ transaction: String) throws -> Bool {
+        let deadline = ContinuousClock.now + statementTimeout * 2
+        while true {
+            let status = try read { sql in try sql.value("SELECT pg_xact_status(?::xid8)", [.text(transaction)]) }
+            switch status?.text {
+            case "committed": return true
+            case "aborted": return false
+            default:
+                guard ContinuousClock.now < deadline else {
+                    throw TrackerError.database(
+                        "could not tell whether the last write to \(location) took effect: the server did not say in \(statementTimeout); look before doing it again"
+                    )
+                }
+                Thread.sleep(forTimeInterval: 0.01)  // on the writer queue, never the cooperative pool
+            }
         }
     }
 

@@ -11,7 +11,7 @@ import Statehouse
 ///
 /// Views subscribe to ``store`` and re-render when the state changes, whoever changed the database: this process,
 /// or another one (seen within milliseconds: on SQLite a `DatabaseChangeMonitor` watches the database's files, on
-/// PostgreSQL its `NOTIFY` is pushed; see ``open(postgres:lockTimeout:now:)``).
+/// PostgreSQL its `NOTIFY` is pushed; see ``open(postgres:lockTimeout:statementTimeout:now:)``).
 public final class TimeTracker: Sendable {
     /// The state every view shows; subscribe to it. Change it only through ``perform(_:)``.
     public let store: Store<TrackerState, TrackerStoreAction>
@@ -57,13 +57,17 @@ public final class TimeTracker: Sendable {
     ///   - url: `postgres://user[:password]@host[:port]/database`, optionally with `?sslmode=disable`, `prefer`
     ///     (the default) or `require`.
     ///   - lockTimeout: How long an action may wait, from when it is performed, for another writer's transaction.
+    ///   - statementTimeout: How long one statement may take before the server counts as unreachable.
     ///   - now: The clock that dates activities; tests pass their own.
     /// - Throws: ``TrackerError/unusableDatabase(path:problem:fix:)`` for a URL that cannot be used or a database
     ///   that holds another application's tables; ``TrackerError/database(_:)`` when the server cannot be reached.
     public static func open(
-        postgres url: String, lockTimeout: Duration = .seconds(5), now: @escaping @Sendable () -> Date = { Date() }
+        postgres url: String, lockTimeout: Duration = .seconds(5), statementTimeout: Duration = .seconds(30),
+        now: @escaping @Sendable () -> Date = { Date() }
     ) async throws(TrackerError) -> TimeTracker {
-        let backend = try await PostgresBackend.open(PostgresAddress(url), lockTimeout: lockTimeout)
+        let backend = try await PostgresBackend.open(
+            PostgresAddress(url), lockTimeout: lockTimeout, statementTimeout: statementTimeout
+        )
         // The first snapshot blocks on PostgreSQL: read it off the cooperative pool.
         let opened = await withCheckedContinuation { (continuation: CheckedContinuation<Result<TimeTracker, TrackerError>, Never>) in
             DispatchQueue.global().async {
