@@ -10,7 +10,7 @@ import StatehouseTestSupport
 @Suite("StateContainer under concurrency", .serialized)
 struct ContainerConcurrencyTests {
     static let threads = 8
-    static let increments = 20_000
+    static let increments = 5_000
 
     @Test func updatesFromEightThreadsLoseNothing() async {
         let count = StateContainer(0, key: "concurrency.update")
