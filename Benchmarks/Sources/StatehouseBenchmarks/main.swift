@@ -5,6 +5,7 @@
 // `--quick` runs each measurement for 10 ms instead of 100 ms (a smoke run; the numbers are noisier).
 // `--store` runs only the store table.
 // `--outside` runs only the table of changes made by another process (about two minutes).
+// `--repeat PATH COUNT` does one hot path COUNT times and nothing else, for `instructions.sh` (callgrind).
 
 import Foundation
 import Observation
@@ -38,6 +39,12 @@ func observationRegistrarCost() -> Double {
     }
 }
 
+if let flag = CommandLine.arguments.firstIndex(of: "--repeat"), CommandLine.arguments.count == flag + 3,
+    let path = HotPath(rawValue: CommandLine.arguments[flag + 1]), let count = Int(CommandLine.arguments[flag + 2])
+{
+    path.run(count: count)
+    exit(0)
+}
 if let writer = CommandLine.arguments.firstIndex(of: "--writer"), CommandLine.arguments.count == writer + 3 {
     try runOutsideWriter(kind: CommandLine.arguments[writer + 1], place: CommandLine.arguments[writer + 2])
 }

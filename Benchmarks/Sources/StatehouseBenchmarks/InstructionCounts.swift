@@ -1,0 +1,51 @@
+import Statehouse
+
+/// The hot paths whose instructions `Benchmarks/instructions.sh` counts, each beside its floor: the same work done
+/// the plainest way, with none of Statehouse's guarantees.
+///
+/// Times on a shared machine move with its load; instructions do not. The script runs one operation `count` times
+/// under callgrind for two counts and divides the difference of the instructions by the difference of the counts,
+/// so that start-up and set-up cancel out.
+enum HotPath: String, CaseIterable {
+    case modify, modifyFloor = "modify-floor"
+    case dispatch, dispatchFloor = "dispatch-floor"
+    case subscribeCancel = "subscribe-cancel", subscribeCancelFloor = "subscribe-cancel-floor"
+    case storeSubscribe = "store-subscribe", storeSubscribeFloor = "store-subscribe-floor"
+
+    /// Sets up, then does the operation `count` times.
+    func run(count: Int) {
+        let sink = ObserverSink()
+        switch self {
+        case .modify: repeatWrite(StatehouseContender.self, count: count)
+        case .modifyFloor: repeatWrite(MutexFloor.self, count: count)
+        case .subscribeCancel: repeatSubscribeCancel(StatehouseContender.self, count: count, sink: sink)
+        case .subscribeCancelFloor: repeatSubscribeCancel(MutexFloor.self, count: count, sink: sink)
+        case .dispatch:
+            let store = Store(initialState: Fields(), reducer: click)
+            for index in 0..<count { store.dispatch(index) }
+        case .dispatchFloor:
+            let store = NaiveStore(initialState: Fields(), reducer: click)
+            for index in 0..<count { store.dispatch(index) }
+        case .storeSubscribe:
+            // With 100 subscribers already there, as the timed row has.
+            let store = Store(initialState: Fields(), reducer: click)
+            let others = (0..<100).map { store.subscribe(watchedFields[$0 % watchedFields.count]) { sink.total &+= $0 } }
+            for _ in 0..<count { store.subscribe(\.f0) { sink.total &+= $0 }.cancel() }
+            withExtendedLifetime(others) {}
+        case .storeSubscribeFloor:
+            let store = NaiveStore(initialState: Fields(), reducer: click)
+            for index in 0..<100 { _ = store.subscribe(watchedFields[index % watchedFields.count]) { sink.total &+= $0 } }
+            for _ in 0..<count { store.unsubscribe(store.subscribe(\.f0) { sink.total &+= $0 }) }
+        }
+    }
+
+    private func repeatWrite<Library: Contender>(_ library: Library.Type, count: Int) {
+        let subject = Library.make()
+        for index in 0..<count { Library.write(subject, index) }
+    }
+
+    private func repeatSubscribeCancel<Library: Contender>(_ library: Library.Type, count: Int, sink: ObserverSink) {
+        let subject = Library.make()
+        for _ in 0..<count { Library.cancel(Library.subscribe(subject, sink)) }
+    }
+}
