@@ -260,6 +260,8 @@ struct StoreConcurrencyTests {
         // held the background thread for more than 30 s.
         let total = 8 * perThread
         #expect(await eventually(timeout: .seconds(120)) { store.state.count == total })
+        // The state shows the last action before its subscriber is called with it: wait for the call too.
+        #expect(await eventually { seen.elements.last == total })
         let seenInOrder = seen.elements == Array(0...total)
         #expect(seenInOrder, "\(seen.elements.count) values seen, the first out of place at \(seen.elements.enumerated().first { $0.offset != $0.element }?.offset ?? -1)")
         token.cancel()
