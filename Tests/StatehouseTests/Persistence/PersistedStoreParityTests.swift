@@ -96,7 +96,7 @@ struct PersistedStoreParityTests {
         // Taken from storage, not written back: the other side's bytes stay as they were.
         try store.flush()
         #expect(try Self.text(other, "parity.follow") == #"{"value":{"fullName":"Grace","visits":5},"version":3}"#)
-        #expect(seen.elements.last == VisitorProfile(fullName: "Grace", visits: 5))
+        #expect(await eventually { seen.elements.last == VisitorProfile(fullName: "Grace", visits: 5) })
         token.cancel()
     }
 }
