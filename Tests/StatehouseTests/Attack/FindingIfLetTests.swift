@@ -175,6 +175,49 @@ private func twinsReducer(clock: ManualClock) -> Reducer<Twins, TwinsAction> {
         .ifLet(\.second, action: ActionCase(TwinsAction.second), then: sheetReducer(clock: clock))
 }
 
+/// Rows that each present a sheet (`ifLet` inside `forEach`), in two lists of one feature with the same row ids.
+private struct Row: Equatable, Identifiable, Sendable {
+    var id: Int
+    var sheet: Sheet?
+}
+
+private enum RowAction: Equatable, Sendable {
+    case open
+    case close
+    case sheet(SheetAction)
+}
+
+private struct Lists: Equatable, Sendable {
+    var first = [Row(id: 1), Row(id: 2)]
+    var second = [Row(id: 1), Row(id: 2)]
+}
+
+private enum ListAction: Equatable, Sendable {
+    case row(id: Int, action: RowAction)
+}
+
+private enum ListsAction: Equatable, Sendable {
+    case first(ListAction)
+    case second(ListAction)
+}
+
+private func listsReducer(clock: ManualClock) -> Reducer<Lists, ListsAction> {
+    let row = Reducer<Row, RowAction> { state, action in
+        switch action {
+        case .open: state.sheet = Sheet(id: state.id)
+        case .close: state.sheet = nil
+        case .sheet: break
+        }
+    }
+    .ifLet(\.sheet, action: ActionCase(RowAction.sheet), then: sheetReducer(clock: clock))
+    let list = Reducer<[Row], ListAction> { _, _ in }
+        .forEach(\.self, action: ActionCase(ListAction.row), element: row)
+    return .combine(
+        .scope(state: \.first, action: ActionCase(ListsAction.first), child: list),
+        .scope(state: \.second, action: ActionCase(ListsAction.second), child: list)
+    )
+}
+
 /// Waits for the store's effects, with a deadline: a child's timer that was not cancelled runs for ever.
 private func settled<State, Action>(_ store: Store<State, Action>) async -> Bool {
     guard await eventually({ store.runningEffects == 0 }) else { return false }
@@ -239,6 +282,34 @@ struct FindingIfLetTests {
         #expect(await eventually { store.state.second?.inner?.ticks == 1 || store.runningEffects == 0 })
         #expect(store.state.second?.inner?.ticks == 1, "closing the first grandchild cancelled the second's timer")
         store.dispatch(.second(.closeInner))
+        #expect(await settled(store))
+    }
+
+    /// `ifLet` inside `forEach`, in two lists: dismissing the sheet of row 1 of the first list leaves the sheets of
+    /// its other row and of row 1 of the second list running.
+    @Test func dismissingOneRowsChildLeavesEveryOtherRowsChildRunning() async {
+        let clock = ManualClock()
+        let store = Store(initialState: Lists(), reducer: listsReducer(clock: clock))
+        for list in [ListsAction.first, ListsAction.second] {
+            for id in [1, 2] {
+                store.dispatch(list(.row(id: id, action: .open)))
+                store.dispatch(list(.row(id: id, action: .sheet(.start))))
+            }
+        }
+        #expect(await sleeping(4, on: clock))
+        store.dispatch(.first(.row(id: 1, action: .close)))
+        #expect(await eventually { store.runningEffects <= 3 })
+        clock.advance(by: .seconds(1))
+        let ticking: @Sendable () -> [Int?] = {
+            let lists = store.state
+            return [lists.first[1].sheet?.ticks, lists.second[0].sheet?.ticks, lists.second[1].sheet?.ticks]
+        }
+        #expect(await eventually { ticking() == [1, 1, 1] || store.runningEffects < 3 })
+        #expect(ticking() == [1, 1, 1], "dismissing one row's sheet cancelled another row's timer")
+        #expect(store.state.first[0].sheet == nil)
+        store.dispatch(.first(.row(id: 2, action: .close)))
+        store.dispatch(.second(.row(id: 1, action: .close)))
+        store.dispatch(.second(.row(id: 2, action: .close)))
         #expect(await settled(store))
     }
 
