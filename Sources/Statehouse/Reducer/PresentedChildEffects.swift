@@ -1,5 +1,5 @@
-/// The cancellation id under which ``Reducer/ifLet(_:action:then:)`` runs the effects of the child it presents, so
-/// that dismissing the child cancels them.
+/// The cancellation id under which ``Reducer/ifLet(_:action:then:)-561ln`` runs the effects of the child it
+/// presents, so that dismissing the child cancels them.
 ///
 /// It is the path of key paths from the store's state down to that child: a key path alone names a place in a type,
 /// and one feature can sit in several places (two panels scoped from one reducer, two `ifLet`s of one child feature

@@ -7,6 +7,11 @@ extension Reducer {
     /// ```
     ///
     /// Other actions pass it by untouched, with no effect.
+    ///
+    /// One child feature scoped to several slices keeps the children it presents with
+    /// ``ifLet(_:action:then:)-561ln`` apart: dismissing one in this slice cancels none elsewhere. The cancellation
+    /// ids the child itself gives its effects are kept as they are, so the parent can cancel them, and are the same
+    /// in every slice.
     public static func scope<ChildState, ChildAction>(
         state toChildState: any WritableKeyPath<State, ChildState> & Sendable,
         action toChildAction: ActionCase<Action, ChildAction>,
@@ -42,8 +47,9 @@ extension Reducer {
         ifLet(toChildState, action: toChildAction, then: child, identity: { _ in true })
     }
 
-    /// Runs `child` on optional state while it is present, as ``ifLet(_:action:then:)``; a child replaced by one
-    /// with another `id` is ended too, its effects cancelled, so that they do not reach the child that replaced it.
+    /// Runs `child` on optional state while it is present, as ``ifLet(_:action:then:)-561ln``; a child replaced by
+    /// one with another `id` is ended too, its effects cancelled, so that they do not reach the child that replaced
+    /// it.
     public func ifLet<ChildState: Identifiable & Sendable, ChildAction>(
         _ toChildState: any WritableKeyPath<State, ChildState?> & Sendable,
         action toChildAction: ActionCase<Action, ChildAction>,
