@@ -22,6 +22,8 @@ private enum SheetAction: Equatable, Sendable {
     case tick(from: Int)
     /// A tick after a second, debounced.
     case debounce
+    /// A tick now, or kept for the end of a one-second throttle window.
+    case throttle
     /// Keeps its `Send` for a callback outside the task.
     case keepSend
     case openInner
@@ -70,6 +72,8 @@ private func sheetReducer(clock: ManualClock, callbacks: Callbacks = Callbacks()
             if from == state.id { state.ticks += 1 } else { state.foreignTicks += 1 }
         case .debounce:
             return .send(.tick(from: state.id)).debounce(id: "debounce", for: .seconds(1), clock: clock)
+        case .throttle:
+            return .send(.tick(from: state.id)).throttle(id: "throttle", for: .seconds(1), clock: clock, latest: true)
         case .keepSend:
             return .run { send in callbacks.keep(send) }
         case .openInner:
@@ -362,6 +366,26 @@ struct FindingIfLetTests {
         clock.advance(by: .seconds(1))
         #expect(await settled(store))
         #expect(store.state.sheet == Sheet(id: 2))
+        #expect(store.state.strays == 0)
+    }
+
+    /// A throttled child effect kept for the end of its window when the child is dismissed never runs, and the
+    /// window ends with the child: the next child's first throttled effect runs at once.
+    @Test func aThrottleOfADismissedChildDropsWhatItKept() async {
+        let clock = ManualClock()
+        let store = Store(initialState: Host(), reducer: hostReducer(clock: clock))
+        store.dispatch(.open)
+        store.dispatch(.sheet(.throttle))
+        store.dispatch(.sheet(.throttle))
+        #expect(await sleeping(1, on: clock))
+        store.dispatch(.close)
+        store.dispatch(.open)
+        store.dispatch(.sheet(.throttle))
+        #expect(store.state.sheet?.ticks == 1, "the dismissed child's throttle window held the new child's effect")
+        clock.advance(by: .seconds(1))
+        #expect(await settled(store))
+        #expect(store.state.sheet?.ticks == 1)
+        #expect(store.state.sheet?.foreignTicks == 0, "the dismissed child's kept effect ran")
         #expect(store.state.strays == 0)
     }
 
