@@ -7,6 +7,11 @@ extension Reducer {
     /// ```
     ///
     /// Other actions pass it by untouched, with no effect.
+    ///
+    /// One child feature scoped to several slices keeps the children it presents with
+    /// ``ifLet(_:action:then:)-561ln`` apart: dismissing one in this slice cancels none elsewhere. The cancellation
+    /// ids the child itself gives its effects are kept as they are, so the parent can cancel them, and are the same
+    /// in every slice.
     public static func scope<ChildState, ChildAction>(
         state toChildState: any WritableKeyPath<State, ChildState> & Sendable,
         action toChildAction: ActionCase<Action, ChildAction>,
@@ -14,7 +19,9 @@ extension Reducer {
     ) -> Self {
         Self { state, action in
             guard let childAction = toChildAction.extract(action) else { return .none }
-            return child.reduce(&state[keyPath: toChildState], childAction).map(toChildAction.embed)
+            return child.reduce(&state[keyPath: toChildState], childAction)
+                .presented(below: toChildState)
+                .map(toChildAction.embed)
         }
     }
 
@@ -28,22 +35,50 @@ extension Reducer {
     /// Ending it cancels the child's effects, those of that action included, as ``Effect/cancel(id:)`` would: no
     /// action they send afterwards is applied. A child action that still arrives while the state is `nil` (sent by
     /// some other means) is ignored by the child and still reaches this reducer.
+    ///
+    /// The child is ended by this reducer only: one combined after it, or an outer one, that sets the state to `nil`
+    /// does not cancel the child's effects. Children that are `Identifiable` are told apart: replacing one by a child
+    /// with another `id` ends it.
     public func ifLet<ChildState, ChildAction>(
         _ toChildState: any WritableKeyPath<State, ChildState?> & Sendable,
         action toChildAction: ActionCase<Action, ChildAction>,
         then child: Reducer<ChildState, ChildAction>
     ) -> Self {
+        ifLet(toChildState, action: toChildAction, then: child, identity: { _ in true })
+    }
+
+    /// Runs `child` on optional state while it is present, as ``ifLet(_:action:then:)-561ln``; a child replaced by
+    /// one with another `id` is ended too, its effects cancelled, so that they do not reach the child that replaced
+    /// it.
+    public func ifLet<ChildState: Identifiable & Sendable, ChildAction>(
+        _ toChildState: any WritableKeyPath<State, ChildState?> & Sendable,
+        action toChildAction: ActionCase<Action, ChildAction>,
+        then child: Reducer<ChildState, ChildAction>
+    ) -> Self where ChildState.ID: Sendable {
+        ifLet(toChildState, action: toChildAction, then: child, identity: { $0.id })
+    }
+
+    /// `ifLet`, where a child whose `identity` changed is another child: the one before has ended.
+    private func ifLet<ChildState, ChildAction, Identity: Equatable & Sendable>(
+        _ toChildState: any WritableKeyPath<State, ChildState?> & Sendable,
+        action toChildAction: ActionCase<Action, ChildAction>,
+        then child: Reducer<ChildState, ChildAction>,
+        identity: @escaping @Sendable (ChildState) -> Identity
+    ) -> Self {
         let childEffects = PresentedChildEffects(keyPath: toChildState)
         return Self { state, action in
-            let wasPresent = state[keyPath: toChildState] != nil
+            let presented = state[keyPath: toChildState].map(identity)
             var childEffect = Effect<Action>.none
-            if let childAction = toChildAction.extract(action), wasPresent {
+            if let childAction = toChildAction.extract(action), presented != nil {
                 childEffect = child.reduce(&state[keyPath: toChildState]!, childAction)
+                    .presented(below: toChildState)
                     .map(toChildAction.embed)
                     .cancellable(id: childEffects)
             }
             let effect = reduce(&state, action)
-            guard wasPresent, state[keyPath: toChildState] == nil else { return .merge(childEffect, effect) }
+            guard let presented, state[keyPath: toChildState].map(identity) != presented else {
+                return .merge(childEffect, effect)
+            }
             return .merge(childEffect, effect, .cancel(id: childEffects))
         }
     }
@@ -88,10 +123,4 @@ extension ActionCase {
     ) where Child == (ID, ElementAction) {
         self.init { child in embed(child.0, child.1) }
     }
-}
-
-/// The cancellation id under which ``Reducer/ifLet(_:action:then:)`` runs the effects of the child at `keyPath`, so
-/// that dismissing the child cancels them.
-private struct PresentedChildEffects<Root, Child>: Hashable, Sendable {
-    let keyPath: any WritableKeyPath<Root, Child?> & Sendable
 }

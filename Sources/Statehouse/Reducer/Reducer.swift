@@ -12,9 +12,9 @@
 /// ```
 ///
 /// A screen's reducer knows only its own state and actions; the app's runs it on a slice of its state
-/// (``scope(state:action:child:)``), on optional state (``ifLet(_:action:then:)``) and on each element of a
-/// collection (``forEach(_:action:element:)``), with the child's effects turned into the parent's actions. See
-/// <doc:TheStore>.
+/// (``scope(state:action:child:)``), on optional state (``ifLet(_:action:then:)-561ln``) and on each element
+/// of a collection (``forEach(_:action:element:)``), with the child's effects turned into the parent's actions.
+/// See <doc:TheStore>.
 public struct Reducer<State, Action: Sendable>: Sendable {
     /// Applies `action` to the state; returns the effect to run.
     public let reduce: @Sendable (inout State, Action) -> Effect<Action>

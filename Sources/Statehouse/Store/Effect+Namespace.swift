@@ -2,27 +2,29 @@ extension Effect {
     /// The same effect with every cancellation id it uses (marks, cancels, throttles) put under `namespace`, so
     /// that two copies of one feature, each under its own namespace, do not cancel each other's effects.
     func namespaced(by namespace: AnyHashableSendable) -> Self {
+        mappingIDs { AnyHashableSendable(ElementEffectID(element: namespace, id: $0)) }
+    }
+
+    /// The same effect with every cancellation id it uses (marks, cancels, throttles) replaced by `transform`'s.
+    func mappingIDs(_ transform: (AnyHashableSendable) -> AnyHashableSendable) -> Self {
         guard !isNone else { return self }
-        return Self(operations: operations.map { $0.namespaced(by: namespace) })
+        return Self(operations: operations.map { $0.mappingIDs(transform) })
     }
 }
 
 extension Effect.Operation {
-    func namespaced(by namespace: AnyHashableSendable) -> Self {
-        func scoped(_ id: AnyHashableSendable) -> AnyHashableSendable {
-            AnyHashableSendable(ElementEffectID(element: namespace, id: id))
-        }
+    func mappingIDs(_ transform: (AnyHashableSendable) -> AnyHashableSendable) -> Self {
         switch self {
         case .send, .run:
             return self
         case .cancellable(let effect, let id, let cancelInFlight):
-            return .cancellable(effect.namespaced(by: namespace), id: scoped(id), cancelInFlight: cancelInFlight)
+            return .cancellable(effect.mappingIDs(transform), id: transform(id), cancelInFlight: cancelInFlight)
         case .cancel(let id):
-            return .cancel(id: scoped(id))
+            return .cancel(id: transform(id))
         case .concatenate(let effects):
-            return .concatenate(effects.map { $0.namespaced(by: namespace) })
+            return .concatenate(effects.map { $0.mappingIDs(transform) })
         case .throttle(let effect, let id, let window, let latest):
-            return .throttle(effect.namespaced(by: namespace), id: scoped(id), window: window, latest: latest)
+            return .throttle(effect.mappingIDs(transform), id: transform(id), window: window, latest: latest)
         }
     }
 }

@@ -130,6 +130,11 @@ package struct AnyHashableSendable: Hashable, Sendable {
         self.isEqual = { ($0 as? Base) == base }
     }
 
+    /// The identifier, if it is a `Base`.
+    func unwrapped<Base>(as _: Base.Type) -> Base? {
+        base as? Base
+    }
+
     @usableFromInline
     package static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.isEqual(rhs.base)

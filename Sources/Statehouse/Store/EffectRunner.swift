@@ -62,7 +62,7 @@ package final class EffectRunner<Action: Sendable>: Sendable {
     }
 
     /// Cancels the effects marked `id`: their tasks, every action they sent that was not applied yet, and the
-    /// throttle window of `id`.
+    /// throttle windows of `id` and of the throttles nested in it.
     package func cancel(id: AnyHashableSendable) {
         let (tasks, handles, throttled) = running.withLock { running in
             (
@@ -242,7 +242,7 @@ extension EffectRunner {
         let marked = Effect(operations: [.cancellable(effect, id: id, cancelInFlight: false)])
         let kept = Throttled(effect: effect, ids: ids, send: send.from(origin))
         let (arrival, dropped) = running.withLock { running -> (EffectThrottles<Throttled>.Arrival, Throttled?) in
-            let arrival = running.throttles.arrive(kept, id: id, window: window, latest: latest)
+            let arrival = running.throttles.arrive(kept, id: id, window: window, latest: latest, nestedIn: ids)
             switch arrival {
             case .runNow:
                 return (arrival, nil)

@@ -11,6 +11,11 @@ struct EffectThrottles<Pending: Sendable>: Sendable {
         var pending: Pending?
         /// Tells this window's timer from that of a window that replaced it under the same id.
         var generation: UInt64
+        /// The ids of the cancellable effects the throttled effects of this window are nested in (an `ifLet`
+        /// child's, say): cancelling one ends the window at once, as cancelling the throttle's own id does. Left to
+        /// the timer, which sees its cancellation later, the window would outlive them, hold back the next effect
+        /// throttled with the id, and drop it when the timer ended.
+        var nestedIn: Set<AnyHashableSendable>
     }
 
     /// What to do with an effect throttled now.
@@ -27,7 +32,8 @@ struct EffectThrottles<Pending: Sendable>: Sendable {
     private var windows: [AnyHashableSendable: Window] = [:]
     private var nextGeneration: UInt64 = 0
 
-    /// An effect throttled with `id` comes; `window` opens a new window if none is open.
+    /// An effect throttled with `id`, nested in the cancellable effects `nestedIn`, comes; `window` opens a new
+    /// window if none is open.
     ///
     /// Windows whose end passed with nothing kept stay here until their id is used again (or cancelled): as many
     /// as the app has throttle ids.
@@ -35,19 +41,24 @@ struct EffectThrottles<Pending: Sendable>: Sendable {
         _ pending: Pending,
         id: AnyHashableSendable,
         window: EffectWindow,
-        latest: Bool
+        latest: Bool,
+        nestedIn: Set<AnyHashableSendable> = []
     ) -> Arrival {
         // A window with an effect kept stays open until its timer runs it, even if the clock reached its end.
         guard var current = windows[id], current.pending != nil || current.opened.isOpen() else {
-            windows[id] = Window(opened: window.open(), pending: nil, generation: makeGeneration())
+            windows[id] = Window(opened: window.open(), pending: nil, generation: makeGeneration(), nestedIn: nestedIn)
             return .runNow
         }
+        current.nestedIn.formUnion(nestedIn)
         guard let kept = current.pending else {
             current.pending = pending
             windows[id] = current
             return .kept(timer: (current.generation, current.opened), replaced: nil)
         }
-        guard latest else { return .dropped(pending) }
+        guard latest else {
+            windows[id] = current
+            return .dropped(pending)
+        }
         current.pending = pending
         windows[id] = current
         return .kept(timer: nil, replaced: kept)
@@ -59,7 +70,10 @@ struct EffectThrottles<Pending: Sendable>: Sendable {
         guard let current = windows[id], current.generation == generation, let pending = current.pending else {
             return nil
         }
-        windows[id] = Window(opened: window.open(), pending: nil, generation: makeGeneration())
+        // The effect kept runs in the new window: it stays nested where the window's effects were.
+        windows[id] = Window(
+            opened: window.open(), pending: nil, generation: makeGeneration(), nestedIn: current.nestedIn
+        )
         return pending
     }
 
@@ -70,9 +84,15 @@ struct EffectThrottles<Pending: Sendable>: Sendable {
         return current.pending
     }
 
-    /// Ends the window of `id` (``Effect/cancel(id:)``); returns its kept effect, dropped.
-    mutating func cancel(id: AnyHashableSendable) -> Pending? {
-        windows.removeValue(forKey: id)?.pending
+    /// Ends the window of `id` (``Effect/cancel(id:)``) and those whose effects are nested in `id`; returns their
+    /// kept effects, dropped.
+    mutating func cancel(id: AnyHashableSendable) -> [Pending] {
+        var dropped: [Pending] = []
+        for (windowID, window) in windows where windowID == id || window.nestedIn.contains(id) {
+            windows[windowID] = nil
+            if let pending = window.pending { dropped.append(pending) }
+        }
+        return dropped
     }
 
     /// Ends every window; returns the kept effects, dropped.

@@ -29,6 +29,24 @@ struct EffectThrottlesTests {
         }
     }
 
+    /// A window of effects nested in a cancellable effect (an `ifLet` child's) ends when that effect is
+    /// cancelled, not later when its timer notices: its kept effect is dropped, the next effect runs at once, and
+    /// the old timer's end does not touch the new window.
+    @Test func cancellingAnIdTheWindowsEffectsAreNestedInEndsTheWindowAtOnce() {
+        var throttles = EffectThrottles<Int>()
+        let child = AnyHashableSendable("child")
+        _ = throttles.arrive(1, id: id, window: window, latest: true, nestedIn: [child])
+        guard case .kept(let timer?, nil) = throttles.arrive(2, id: id, window: window, latest: true, nestedIn: [child])
+        else {
+            Issue.record("the second effect was not kept with a timer")
+            return
+        }
+        #expect(throttles.cancel(id: AnyHashableSendable("elsewhere")).isEmpty)
+        #expect(throttles.cancel(id: child) == [2])
+        #expect(isRunNow(throttles.arrive(3, id: id, window: window, latest: true)))
+        #expect(throttles.timerCancelled(id: id, generation: timer.generation) == nil)
+    }
+
     @Test func aWindowWhoseEndPassedWithNothingKeptLetsTheNextRun() {
         var throttles = EffectThrottles<Int>()
         #expect(isRunNow(throttles.arrive(1, id: id, window: window, latest: false)))
@@ -55,7 +73,7 @@ struct EffectThrottlesTests {
             Issue.record("the second effect was not kept with a timer")
             return
         }
-        #expect(throttles.cancel(id: id) == 2)
+        #expect(throttles.cancel(id: id) == [2])
         #expect(isRunNow(throttles.arrive(3, id: id, window: window, latest: false)))
         #expect(throttles.windowEnded(id: id, generation: timer.generation, window: window) == nil)
         #expect(throttles.timerCancelled(id: id, generation: timer.generation) == nil)
