@@ -147,7 +147,8 @@ extension StatePersistence {
         let what = kept.map { "a copy is kept under \(String(reflecting: $0))" }
             ?? "no copy could be kept aside, so a change made here will write over it"
         return StorageError(.undecodable, key: key, operation: .decode, message: """
-            Another process stored data under \(String(reflecting: key)) that is not a \(Value.self): \(error). \
+            Another process stored data under \(String(reflecting: key)) that is not a \(Value.self): \
+            \(DecodingFailure.describe(error)). \
             The value here stays as it is; \(what). Is another version of the program writing this key?
             """, cause: error, keptAside: kept)
     }
