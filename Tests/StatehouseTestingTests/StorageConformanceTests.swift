@@ -155,6 +155,60 @@ struct StorageConformanceSelfTests {
         }
     }
 
+    @Test func aLookupByPrefixFailsTheMissingKeyCheck() async throws {
+        try await expectFailure(of: .missingKey, mentioning: "A key never saved loaded data") { backing, _ in
+            PrefixMatchingStorage(backing)
+        }
+    }
+
+    @Test func aRemovalThatKeepsTheDataFailsTheRemovalCheck() async throws {
+        try await expectFailure(of: .removal, mentioning: "A removed key still loads data") { backing, _ in
+            ShallowStorage(backing, ignoresRemoval: true)
+        }
+    }
+
+    @Test func aSaveReadersCanSeeHalfWrittenFailsTheOneKeyCheck() async throws {
+        try await expectFailure(of: .concurrentWritersOnOneKey, mentioning: "returned a torn value") { backing, _ in
+            TearingStorage(backing)
+        }
+    }
+
+    /// Writers that start before the readers have read once would be done before a slow reader looks.
+    @Test func aTornValueIsSeenEvenByReadersSlowToStart() async throws {
+        try await expectFailure(of: .concurrentWritersOnOneKey, mentioning: "returned a torn value") { backing, _ in
+            TearingStorage(backing, opensSlowly: true)
+        }
+    }
+
+    @Test func savesThatLandLateFailTheOneKeyCheck() async throws {
+        try await expectFailure(of: .concurrentWritersOnOneKey, mentioning: "not a writer's last save") { backing, _ in
+            LaggingStorage(backing)
+        }
+    }
+
+    @Test func savesThatLandLateFailTheDistinctKeysCheck() async throws {
+        try await expectFailure(of: .concurrentWritersOnDistinctKeys, mentioning: "should hold its thread's last save")
+        { backing, _ in
+            LaggingStorage(backing)
+        }
+    }
+
+    @Test func anErrorQuotingTheValueFailsTheStorageErrorsCheck() async throws {
+        try await expectFailure(
+            of: .storageErrors, capabilities: .keepsDataInPlaceDirectory, mentioning: "contains the value"
+        ) { _, place in
+            ValueQuotingStorage(directory: place.directory)
+        }
+    }
+
+    @Test func aCounterThatGoesBackAfterACrashIsReported() async throws {
+        try await expectFailure(
+            of: .crashAtomicity(writer: BrokenWriters.backwards, rounds: 2), mentioning: "went back from 100 to 99"
+        ) { _, place in
+            PlainFileStorage(directory: place.directory)
+        }
+    }
+
     /// Runs `check` against what `make` returns (on one backing that the instances share) and expects a failure
     /// whose message contains `text`.
     private func expectFailure(
