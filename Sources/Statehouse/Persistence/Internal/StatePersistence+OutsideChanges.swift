@@ -138,7 +138,7 @@ extension StatePersistence {
         return StorageError(typed?.kind ?? .io, key: key, operation: typed?.operation ?? .load, message: """
             Could not read what others stored under \(String(reflecting: key)): \(typed?.message ?? "\(error).") \
             The value here stays as it is, and the key is read again at the next notification or poll.
-            """, cause: typed?.cause ?? error)
+            """, cause: typed?.cause ?? error, keptAside: typed?.keptAside)
     }
 
     /// Keeps a copy of `data` aside, as at load: this process's next write replaces it under the key.
