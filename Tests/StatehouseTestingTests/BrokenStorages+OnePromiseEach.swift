@@ -117,3 +117,43 @@ extension BrokenWriters {
         ]
     }
 }
+
+/// Transactions that keep others out, but empty the key before the transform runs and leave it empty when the
+/// transform throws: as a storage that truncates its file before it writes.
+final class TruncatingTransactionStorage: TransactionalStorage {
+    /// The data, and a revision that every change bumps: the fingerprint.
+    private let state = Locked<(entries: [String: Data], revision: Int64)>(([:], 0))
+
+    init() {}
+
+    func load(key: String) throws -> Data? {
+        state.withLock { $0.entries[key] }
+    }
+
+    func save(_ data: Data, key: String) throws {
+        state.withLock { state in
+            state.entries[key] = data
+            state.revision += 1
+        }
+    }
+
+    func remove(key: String) throws {
+        state.withLock { state in
+            state.entries[key] = nil
+            state.revision += 1
+        }
+    }
+
+    func fingerprint(key: String) throws -> StorageFingerprint {
+        state.withLock { $0.entries[key] == nil ? .absent : StorageFingerprint([$0.revision]) }
+    }
+
+    func transact(key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint {
+        try state.withLock { state in
+            let old = state.entries.removeValue(forKey: key)
+            state.revision += 1
+            state.entries[key] = try transform(old)
+            return state.entries[key] == nil ? .absent : StorageFingerprint([state.revision])
+        }
+    }
+}

@@ -93,6 +93,13 @@ struct StorageConformanceSelfTests {
         }
     }
 
+    @Test func aTransactionThatEmptiesTheKeyWhenItsTransformThrowsIsReported() async throws {
+        let storage = TruncatingTransactionStorage()
+        try await expectFailure(of: .transactions, mentioning: "whose transform threw changed the key") { _, _ in
+            storage
+        }
+    }
+
     @Test func aDeclaredCapabilityTheStorageLacksIsAFailure() async throws {
         try await expectFailure(of: .fingerprints, capabilities: .changeDetection, mentioning: "does not conform") {
             backing, _ in
