@@ -10,6 +10,28 @@ private enum Plan: String, Codable, Sendable {
     case free, paid
 }
 
+/// A value whose encoding refuses one of its fields, the way Foundation's encoders report it: the refused value rides
+/// in the error.
+private struct Vault: Codable, Equatable, Sendable {
+    var secret = ""
+
+    init(secret: String = "") {
+        self.secret = secret
+    }
+
+    init(from decoder: any Decoder) throws {
+        secret = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        guard secret.isEmpty else {
+            throw EncodingError.invalidValue(secret, .init(codingPath: [], debugDescription: "Not encodable today."))
+        }
+        var container = encoder.singleValueContainer()
+        try container.encode(secret)
+    }
+}
+
 /// A value that opens but does not decode (the type changed) must not carry its plaintext into the error.
 @Suite("Secrets stay out of errors", .serialized)
 struct SecretLeakTests {
@@ -26,6 +48,20 @@ struct SecretLeakTests {
         #expect(error.message.contains("Plan"))
         // Kept aside, still sealed.
         #expect(error.keptAside != nil)
+        #expect(try !directory.anyFileContains(secret))
+    }
+
+    @Test func aSecretThatCannotBeEncodedIsNotQuotedInTheError() throws {
+        let directory = TemporaryDirectory()
+        let secret = uniqueSecret()
+        let vault = StateContainer(
+            Vault(), key: "secure.leak.encode", storage: EncryptedStorage(directory: directory.url, key: .random())
+        )
+        vault.modify(Vault(secret: secret))
+        let error = try #require(throws: StorageError.self) { try vault.flush() }
+        #expect(error.kind == .unencodable)
+        #expect(!"\(error)".contains(secret), "the error quotes the value: \(error)")
+        #expect(error.message.contains("String"))
         #expect(try !directory.anyFileContains(secret))
     }
 

@@ -45,7 +45,7 @@ struct LoadedValue<Value> {
             }
             self.error = StorageError(.undecodable, key: key, operation: .decode, message: """
                 The data stored under \(String(reflecting: key)) is not a \(Value.self): \
-                \(DecodingFailure.describe(error)). It starts from its default; the data was \(what). Migrate or \
+                \(CodingFailure.describe(error)). It starts from its default; the data was \(what). Migrate or \
                 remove it.
                 """, cause: error, keptAside: kept)
         }

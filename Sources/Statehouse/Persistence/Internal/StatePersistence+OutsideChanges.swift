@@ -148,7 +148,7 @@ extension StatePersistence {
             ?? "no copy could be kept aside, so a change made here will write over it"
         return StorageError(.undecodable, key: key, operation: .decode, message: """
             Another process stored data under \(String(reflecting: key)) that is not a \(Value.self): \
-            \(DecodingFailure.describe(error)). \
+            \(CodingFailure.describe(error)). \
             The value here stays as it is; \(what). Is another version of the program writing this key?
             """, cause: error, keptAside: kept)
     }
