@@ -21,7 +21,8 @@ extension EncryptionKey {
     /// - Parameter url: The key file. A symbolic link is followed (secret volumes mount keys that way); the checks
     ///   apply to the file it leads to.
     /// - Throws: `StorageError` of kind `.invalidConfiguration` for a file that is not 32 bytes, is not a regular
-    ///   file, or that group or others may access (fix it with `chmod 600`); `.io` if it cannot be read or created.
+    ///   file (a folder, a named pipe), that group or others may access (fix it with `chmod 600`), that another user
+    ///   than this process's (or root) owns, or a symbolic link to nothing; `.io` if it cannot be read or created.
     public static func loadOrCreate(at url: URL) throws(StorageError) -> EncryptionKey {
         let file = KeyFile(url: url)
         if let existing = try file.load() { return try EncryptionKey(bytes: existing) }

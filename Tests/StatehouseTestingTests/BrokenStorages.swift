@@ -14,6 +14,7 @@ final class ShallowStorage: StateStorage {
     private let saveTransform: @Sendable (Data) -> Data?
     private let failure: (any Error & Sendable)?
     private let appends: Bool
+    private let ignoresRemoval: Bool
     /// What this instance loaded, if it caches: its own copy, which others' writes do not reach.
     private let cache: Locked<[String: Data]>?
 
@@ -23,13 +24,15 @@ final class ShallowStorage: StateStorage {
         saveTransform: @escaping @Sendable (Data) -> Data? = { $0 },
         failure: (any Error & Sendable)? = nil,
         appends: Bool = false,
-        caches: Bool = false
+        caches: Bool = false,
+        ignoresRemoval: Bool = false
     ) {
         self.backing = backing
         self.keyTransform = keyTransform
         self.saveTransform = saveTransform
         self.failure = failure
         self.appends = appends
+        self.ignoresRemoval = ignoresRemoval
         self.cache = caches ? Locked([:]) : nil
     }
 
@@ -53,6 +56,7 @@ final class ShallowStorage: StateStorage {
 
     func remove(key: String) throws {
         if let failure { throw failure }
+        if ignoresRemoval { return }
         let key = keyTransform(key)
         _ = cache?.withLock { $0.removeValue(forKey: key) }
         _ = backing.entries.withLock { $0.removeValue(forKey: key) }

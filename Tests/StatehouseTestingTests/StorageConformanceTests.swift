@@ -93,6 +93,13 @@ struct StorageConformanceSelfTests {
         }
     }
 
+    @Test func aTransactionThatEmptiesTheKeyWhenItsTransformThrowsIsReported() async throws {
+        let storage = TruncatingTransactionStorage()
+        try await expectFailure(of: .transactions, mentioning: "whose transform threw changed the key") { _, _ in
+            storage
+        }
+    }
+
     @Test func aDeclaredCapabilityTheStorageLacksIsAFailure() async throws {
         try await expectFailure(of: .fingerprints, capabilities: .changeDetection, mentioning: "does not conform") {
             backing, _ in
@@ -151,6 +158,60 @@ struct StorageConformanceSelfTests {
     @Test func aTornValueAfterACrashIsReported() async throws {
         try await expectFailure(of: .crashAtomicity(writer: BrokenWriters.garbage, rounds: 3), mentioning: "torn") {
             _, place in
+            PlainFileStorage(directory: place.directory)
+        }
+    }
+
+    @Test func aLookupByPrefixFailsTheMissingKeyCheck() async throws {
+        try await expectFailure(of: .missingKey, mentioning: "A key never saved loaded data") { backing, _ in
+            PrefixMatchingStorage(backing)
+        }
+    }
+
+    @Test func aRemovalThatKeepsTheDataFailsTheRemovalCheck() async throws {
+        try await expectFailure(of: .removal, mentioning: "A removed key still loads data") { backing, _ in
+            ShallowStorage(backing, ignoresRemoval: true)
+        }
+    }
+
+    @Test func aSaveReadersCanSeeHalfWrittenFailsTheOneKeyCheck() async throws {
+        try await expectFailure(of: .concurrentWritersOnOneKey, mentioning: "returned a torn value") { backing, _ in
+            TearingStorage(backing)
+        }
+    }
+
+    /// Writers that start before the readers have read once would be done before a slow reader looks.
+    @Test func aTornValueIsSeenEvenByReadersSlowToStart() async throws {
+        try await expectFailure(of: .concurrentWritersOnOneKey, mentioning: "returned a torn value") { backing, _ in
+            TearingStorage(backing, opensSlowly: true)
+        }
+    }
+
+    @Test func savesThatLandLateFailTheOneKeyCheck() async throws {
+        try await expectFailure(of: .concurrentWritersOnOneKey, mentioning: "not a writer's last save") { backing, _ in
+            LaggingStorage(backing)
+        }
+    }
+
+    @Test func savesThatLandLateFailTheDistinctKeysCheck() async throws {
+        try await expectFailure(of: .concurrentWritersOnDistinctKeys, mentioning: "should hold its thread's last save")
+        { backing, _ in
+            LaggingStorage(backing)
+        }
+    }
+
+    @Test func anErrorQuotingTheValueFailsTheStorageErrorsCheck() async throws {
+        try await expectFailure(
+            of: .storageErrors, capabilities: .keepsDataInPlaceDirectory, mentioning: "contains the value"
+        ) { _, place in
+            ValueQuotingStorage(directory: place.directory)
+        }
+    }
+
+    @Test func aCounterThatGoesBackAfterACrashIsReported() async throws {
+        try await expectFailure(
+            of: .crashAtomicity(writer: BrokenWriters.backwards, rounds: 2), mentioning: "went back from 100 to 99"
+        ) { _, place in
             PlainFileStorage(directory: place.directory)
         }
     }

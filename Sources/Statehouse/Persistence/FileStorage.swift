@@ -116,13 +116,27 @@ public struct FileStorage: StateStorage {
 
     /// The contents of `url`, or `nil` if there is no such file.
     private func read(_ url: URL) throws -> Data? {
-        do {
-            return try Data(contentsOf: url)
-        } catch CocoaError.fileReadNoSuchFile, CocoaError.fileNoSuchFile {
-            return nil
-        } catch let error as NSError where error.domain == NSPOSIXErrorDomain && error.code == Int(ENOENT) {
+        try readWithInfo(url)?.data
+    }
+
+    /// The contents of the regular file at `url` and what `fstat` says of it, both of the one open file; `nil` if
+    /// there is no such file.
+    ///
+    /// Opened without blocking and refused unless it is a regular file: reading a named pipe left in the directory
+    /// would wait for a writer that may never come, and a container would hang at its creation.
+    private func readWithInfo(_ url: URL) throws -> (data: Data, info: stat)? {
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            guard errno == ENOENT else { throw posixError("open \(url.lastPathComponent)") }
             return nil
         }
+        let file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw posixError("inspect \(url.lastPathComponent)") }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw SystemCallFailure(what: "read \(url.lastPathComponent), which is not a regular file,", code: EINVAL)
+        }
+        return (try file.readToEnd() ?? Data(), info)
     }
 
     private static func fnv1a(_ key: String) -> UInt64 {
@@ -199,16 +213,10 @@ extension FileStorage: ChangeDetectingStorage {
     /// ``fingerprint(key:)`` gives it: absent.)
     public func loadWithFingerprint(key: String) throws -> (data: Data?, fingerprint: StorageFingerprint) {
         try StorageError.catching(key: key, operation: .load, in: directory.path) {
-            let url = fileURL(for: key)
-            let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else {
-                guard errno == ENOENT else { throw posixError("open \(url.lastPathComponent)") }
+            guard let (data, info) = try readWithInfo(fileURL(for: key)) else {
                 return (try legacyFileURL(for: key).flatMap(read), .absent)
             }
-            let file = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-            var info = stat()
-            guard fstat(descriptor, &info) == 0 else { throw posixError("inspect \(url.lastPathComponent)") }
-            return (try file.readToEnd() ?? Data(), Self.fingerprint(of: info))
+            return (data, Self.fingerprint(of: info))
         }
     }
 

@@ -17,9 +17,13 @@ struct KeyFile {
     /// The checks are made on the open file (`fstat`), so that they hold for the bytes read, even if the path is
     /// replaced meanwhile.
     func load() throws(StorageError) -> Data? {
-        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking: opening a named pipe to read would wait for a writer; it is refused below instead.
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
-            if errno == ENOENT { return nil }
+            if errno == ENOENT {
+                try refuseDanglingLink()
+                return nil
+            }
             throw posixError("open the key file")
         }
         defer { close(descriptor) }
@@ -27,6 +31,15 @@ struct KeyFile {
         guard fstat(descriptor, &info) == 0 else { throw posixError("inspect the key file") }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw EncryptionKey.invalid("The key file \(url.path) is not a regular file. Point to the key file itself.")
+        }
+        // Whoever owns the file chose the key (root can read anyone's file): only ours, or root's, is trusted.
+        let user = geteuid()
+        guard info.st_uid == user || info.st_uid == 0 else {
+            throw EncryptionKey.invalid("""
+                The key file \(url.path) is owned by user \(info.st_uid), not by this process's user (\(user)): \
+                whoever owns it chose the key values would be sealed with. If the file is yours, run \
+                `chown \(user) \(url.path)`; otherwise remove it and restore the key from where you keep its copy.
+                """)
         }
         let permissions = info.st_mode & 0o777
         guard permissions & 0o077 == 0 else {
@@ -76,6 +89,16 @@ struct KeyFile {
         }
         try syncDirectory(directory)
         return true
+    }
+
+    /// Throws if the path is a symbolic link to nothing (a secret volume not mounted yet): a key created there would
+    /// be made wherever the link points, or not at all.
+    private func refuseDanglingLink() throws(StorageError) {
+        guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) else { return }
+        throw EncryptionKey.invalid("""
+            The key file \(url.path) is a symbolic link to \(destination), which does not exist. Mount or create \
+            the key file there, or point to the key file itself.
+            """)
     }
 
     private func writeDurably(_ key: Data, to temporary: URL) throws(StorageError) {

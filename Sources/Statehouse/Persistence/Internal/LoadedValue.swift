@@ -44,8 +44,9 @@ struct LoadedValue<Value> {
                 canWrite = false
             }
             self.error = StorageError(.undecodable, key: key, operation: .decode, message: """
-                The data stored under \(String(reflecting: key)) is not a \(Value.self): \(error). It starts from \
-                its default; the data was \(what). Migrate or remove it.
+                The data stored under \(String(reflecting: key)) is not a \(Value.self): \
+                \(CodingFailure.describe(error)). It starts from its default; the data was \(what). Migrate or \
+                remove it.
                 """, cause: error, keptAside: kept)
         }
     }

@@ -138,7 +138,7 @@ extension StatePersistence {
         return StorageError(typed?.kind ?? .io, key: key, operation: typed?.operation ?? .load, message: """
             Could not read what others stored under \(String(reflecting: key)): \(typed?.message ?? "\(error).") \
             The value here stays as it is, and the key is read again at the next notification or poll.
-            """, cause: typed?.cause ?? error)
+            """, cause: typed?.cause ?? error, keptAside: typed?.keptAside)
     }
 
     /// Keeps a copy of `data` aside, as at load: this process's next write replaces it under the key.
@@ -147,7 +147,8 @@ extension StatePersistence {
         let what = kept.map { "a copy is kept under \(String(reflecting: $0))" }
             ?? "no copy could be kept aside, so a change made here will write over it"
         return StorageError(.undecodable, key: key, operation: .decode, message: """
-            Another process stored data under \(String(reflecting: key)) that is not a \(Value.self): \(error). \
+            Another process stored data under \(String(reflecting: key)) that is not a \(Value.self): \
+            \(CodingFailure.describe(error)). \
             The value here stays as it is; \(what). Is another version of the program writing this key?
             """, cause: error, keptAside: kept)
     }

@@ -178,7 +178,8 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
             return try codec.encode(value)
         } catch {
             throw StorageError(.unencodable, key: key, operation: .encode, message: """
-                Could not encode the value of \(String(reflecting: key)): \(error). It stays in memory, unsaved.
+                Could not encode the value of \(String(reflecting: key)): \(CodingFailure.describe(error)). It \
+                stays in memory, unsaved.
                 """, cause: error)
         }
     }

@@ -45,7 +45,8 @@ extension StorageConformance.Check {
     }
 
     /// Six threads on two instances save one key over and over while two more load it: every load is nothing or a
-    /// whole saved value, never a mix of two, and the key ends with the last save of one of the writers.
+    /// whole saved value, never a mix of two, and the key ends with the last save of one of the writers. The writers
+    /// start once each reader has loaded once, so that the readers look while the saves happen.
     public static let concurrentWritersOnOneKey = Self(
         id: "concurrentWritersOnOneKey",
         name: "concurrent writers on one key: never a torn value, and one writer's last save stays"
@@ -55,9 +56,17 @@ extension StorageConformance.Check {
         let failures = FailureLog()
         let (writers, readers, rounds) = (6, 2, 12)
         let writing = StopFlag()
+        // The writers wait for every reader's first load: started late (a busy machine, a storage slow to open), the
+        // readers would otherwise only see the end, and a storage that tears values would pass.
+        let readersStarted = Arrivals()
         async let reading: Void = onThreads(readers) { reader in
             let storage = instances[reader % instances.count].storage
+            var first = true
             while !writing.isStopped {
+                defer {
+                    if first { readersStarted.arrive() }
+                    first = false
+                }
                 do {
                     if let data = try storage.load(key: key), OneKeyPayload.parse(data) == nil {
                         return failures.append("A load while others saved returned a torn value (\(data.count) bytes).")
@@ -69,6 +78,7 @@ extension StorageConformance.Check {
         }
         await onThreads(writers) { writer in
             let storage = instances[writer % instances.count].storage
+            readersStarted.wait(for: readers)
             for round in 0..<rounds {
                 do {
                     try storage.save(OneKeyPayload.make(writer: writer, round: round), key: key)
@@ -135,5 +145,22 @@ final class StopFlag: Sendable {
 
     var isStopped: Bool {
         stopped.withLock { $0 }
+    }
+}
+
+/// Counts threads that reached a point, and holds others until enough have.
+final class Arrivals: Sendable {
+    private let count = Locked(0)
+
+    func arrive() {
+        count.withLock { $0 += 1 }
+    }
+
+    /// Returns once `expected` threads have arrived; blocks the calling thread (never one of the cooperative pool's)
+    /// meanwhile.
+    func wait(for expected: Int) {
+        while count.withLock({ $0 }) < expected {
+            sched_yield()
+        }
     }
 }
