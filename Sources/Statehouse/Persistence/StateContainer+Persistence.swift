@@ -60,26 +60,49 @@ extension StateContainer {
 
     /// `update` on a ``TransactionalStorage``: starts from the stored value and stores the result in one transaction,
     /// so that updates from other processes are never lost. A local change not yet written is newer than the stored
-    /// value: then the update starts from the value in memory. `nil` if the transaction could not run: the caller
-    /// then updates in memory and leaves the write to be retried.
+    /// value: then the update starts from the value in memory.
+    ///
+    /// Each attempt runs `body` on a copy, under the lock (so that the value it starts from, and whether a local
+    /// change is pending, are one step); the container takes the result only once it is stored, and only if it did
+    /// not change since that attempt began. A change made meanwhile (a `modify` while the answer was committed) came
+    /// after the update, replaces its result and is written over it. So listeners hear of the stored value only, and
+    /// a failed transaction leaves nothing to undo.
+    ///
+    /// - Returns: What the body returned in the attempt that was stored, else in the last one (the container is then
+    ///   unchanged, and `storageError` says why); with no attempt at all (every transaction failed before asking),
+    ///   what it returns on the value in memory, which is not kept.
     @usableFromInline
     func updateInTransaction<Result: Sendable, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result,
         _ persistence: any Persisting<Value>
-    ) -> (Swift.Result<Result, Failure>, DeliveryRound<Value>?)? {
-        var outcome: (Swift.Result<Result, Failure>, DeliveryRound<Value>?)?
-        let applied = persistence.updateInTransaction { stored in
-            let (result, round, snapshot) = registrar.changing {
-                locked(forUpdate: true) { state in
-                    let pending = persistence.hasPendingChange(ownerCount: state.changeCount)
-                    let (result, round) = whileUpdating { state.update(startingFrom: pending ? nil : stored, body) }
-                    return (result, round, PersistedSnapshot(value: state.value, count: state.changeCount))
+    ) -> (Swift.Result<Result, Failure>, DeliveryRound<Value>?) {
+        var last: (result: Swift.Result<Result, Failure>, value: Value, startCount: UInt64)?
+        var round: DeliveryRound<Value>?
+        persistence.updateInTransaction { stored in
+            let attempt = locked(forUpdate: true) { state in
+                let pending = persistence.hasPendingChange(ownerCount: state.changeCount)
+                var value = pending ? state.value : stored ?? state.value
+                let result = whileUpdating { Swift.Result { () throws(Failure) in try body(&value) } }
+                return (result: result, value: value, startCount: state.changeCount)
+            }
+            last = attempt
+            return attempt.value
+        } adopt: {
+            guard let attempt = last else { return nil }
+            return registrar.changing {
+                locked(forUpdate: true) { state -> PersistedSnapshot<Value>? in
+                    guard state.changeCount == attempt.startCount else { return nil }
+                    round = state.replace(with: attempt.value)
+                    return PersistedSnapshot(value: state.value, count: state.changeCount)
                 }
             }
-            outcome = (result, round)
-            return snapshot
         }
-        return applied ? outcome : nil
+        if let last { return (last.result, round) }
+        let result = locked(forUpdate: true) { state in
+            var value = state.value
+            return whileUpdating { Swift.Result { () throws(Failure) in try body(&value) } }
+        }
+        return (result, nil)
     }
 }
 
