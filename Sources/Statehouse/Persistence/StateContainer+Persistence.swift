@@ -113,15 +113,20 @@ extension StateContainer: PersistenceOwner {
 
     /// Shows a value another process stored, if this container has not changed since `count`: listeners are told,
     /// nothing is written back.
+    ///
+    /// The persistence learns that the value is saved under the lock that counts it: in between, an `update`'s
+    /// transaction would find the count past the one saved, take the value for a local change not yet written, and
+    /// store its result made from it over whatever was stored since.
     func takeStoredValue(_ newValue: Value, ifUnchangedSince count: UInt64, refused: @escaping @Sendable () -> Void) {
         let taken = registrar.changing {
-            state.withLock { state -> (DeliveryRound<Value>?, UInt64)? in
+            state.withLock { state -> DeliveryRound<Value>?? in
                 guard state.changeCount == count else { return nil }
-                return (state.replace(with: newValue), state.changeCount)
+                let round = state.replace(with: newValue)
+                persistence?.tookStoredValue(newValue, count: state.changeCount)
+                return round
             }
         }
-        guard let (round, newCount) = taken else { return refused() }
-        persistence?.tookStoredValue(newValue, count: newCount)
+        guard let round = taken else { return refused() }
         if let round { deliver(round) }
     }
 }
