@@ -54,16 +54,24 @@ final class OperationRunner: Sendable {
                 call.finish(.failure(error))
             }
         }
-        guard let outcome = call.wait(until: deadline + grace, answer: answer) else {
+        // Once the caller answered a transaction's question with data to store, a commit may land after it gave up.
+        var mayHaveStored = false
+        let waited = call.wait(until: deadline + grace) { data in
+            let decision = answer(data)
+            if case .store = decision { mayHaveStored = true }
+            return decision
+        }
+        guard let outcome = waited else {
             task.cancel()
             throw StorageError(
                 .io, key: key, operation: operation,
                 message: """
                     PostgreSQL did not answer within \(timeout + grace) while trying to \(operation.rawValue)\
-                    \(Self.subject(key)) in table \(names.table)\(operation == .transact ? " (the outcome is unknown)" : ""). \
+                    \(Self.subject(key)) in table \(names.table)\(mayHaveStored ? " (the outcome is unknown)" : ""). \
                     Check that the PostgresClient's run() is running (no connection is leased without it) and that \
                     the server is reachable.
-                    """
+                    """,
+                cause: mayHaveStored ? PostgresFailure.OutcomeUnknown(underlying: nil) : nil
             )
         }
         do {
