@@ -284,7 +284,7 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
                         return .failed(failure, number: number)
                     }
                     // On the caller's thread, which waits for its update anyway (as it waits for the storage).
-                    Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+                    Thread.sleep(forTimeInterval: delay / .seconds(1))
                 }
             }
         }
