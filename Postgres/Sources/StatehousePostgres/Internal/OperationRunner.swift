@@ -54,15 +54,10 @@ final class OperationRunner: Sendable {
                 call.finish(.failure(error))
             }
         }
-        // Once the caller answered a transaction's question with data to store, a commit may land after it gave up.
-        var mayHaveStored = false
-        let waited = call.wait(until: deadline + grace) { data in
-            let decision = answer(data)
-            if case .store = decision { mayHaveStored = true }
-            return decision
-        }
-        guard let outcome = waited else {
+        guard let outcome = call.wait(until: deadline + grace, answer: answer) else {
             task.cancel()
+            // A commit sent may still land; the task sends none from now on (see `BlockingCall.mayCommit()`).
+            let mayHaveStored = call.didStartCommit
             throw StorageError(
                 .io, key: key, operation: operation,
                 message: """

@@ -10,7 +10,8 @@ import Statehouse
 /// container runs the whole transaction again itself when it fails). So when the connection is lost after the
 /// question, the transaction is not run again from the start; instead:
 /// - if the commit itself may have landed, the server is asked whether it did (`pg_xact_status`); if it cannot say in
-///   time, the error says the outcome is unknown (``PostgresFailure/OutcomeUnknown``), and nothing runs it again;
+///   time, the error says the outcome is unknown (``PostgresFailure/OutcomeUnknown``), and nothing runs it again.
+///   So does the caller's timeout, if the commit was sent; a transaction whose caller gave up before never sends it;
 /// - otherwise the row is locked again on a new connection, and the answer stored if the row still has the version
 ///   the caller read; if it holds something else, the transaction fails, since the answer was made from data that is
 ///   no longer there.
@@ -105,6 +106,8 @@ struct Transaction {
                 message: "The locked row of \(String(reflecting: keyName)) in \(names.table) was not found; try again."
             )
         }
+        // Once the caller gave up, no commit: it reported the transaction as one that stored nothing.
+        guard call.mayCommit() else { throw CancellationError() }
         do {
             try await connection.query("COMMIT", logger: logger)
         } catch where PostgresFailure.isTransient(error) {
