@@ -183,7 +183,8 @@ extension PostgresStorage: TransactionalStorage {
     ///
     /// `transform` runs once. If the connection is lost after it ran, the result is stored on a new connection if
     /// the key still holds the data `transform` was given, and the transaction fails otherwise (see the
-    /// `StorageError`'s message); a commit whose answer was lost is looked up rather than guessed.
+    /// `StorageError`'s message); a commit whose answer was lost is looked up rather than guessed, and when it cannot
+    /// be, the error says so (``outcomeIsUnknown(after:)``).
     public func transact(key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint {
         let stored = StoredKey(key)
         let runner = try parts.get().runner
@@ -206,6 +207,12 @@ extension PostgresStorage: TransactionalStorage {
             )
         }
         return fingerprint
+    }
+
+    /// `true` for an error thrown when a commit was sent and neither its answer nor the server's record of it
+    /// (`pg_xact_status`) came in time: a container's `update` then does not run the transaction again.
+    public func outcomeIsUnknown(after error: StorageError) -> Bool {
+        error.cause is PostgresFailure.OutcomeUnknown
     }
 }
 

@@ -81,6 +81,11 @@ func work() async -> Int32 {
         say("done")
     case ("storm", let count?):
         let counter = StateContainer(0, key: key, storage: storage, externalChanges: .poll(every: .milliseconds(20)))
+        // An update that could not be stored says so here, and nowhere else.
+        let reports = counter.storageError?.observe { error in
+            if let error { FileHandle.standardOutput.write(Data("reported: \(error)\n".utf8)) }
+        }
+        defer { reports?.cancel() }
         for _ in 0..<count { counter.update { $0 += 1 } }
         guard await waitFor({ (try? counter.flush()) != nil }) else {
             say("failed: could not flush: \(String(describing: counter.storageError?.value))")

@@ -44,12 +44,21 @@ struct PostgresProcessTests {
         }
         let stored = try cluster.sql("SELECT convert_from(value, 'UTF8') FROM \(table) WHERE key = 'stormy'")
         #expect(finals == Array(repeating: "final \(stored)", count: 3))
-        // Every increment counted once. Seen: the count ends below 900. Suspected cause, not yet confirmed: a
-        // transaction that fails (its connection killed after its read while another writer came first, or its
-        // timeout) leaves the container's result pending, and the container later stores it with a plain save, over
-        // the other writers' increments.
-        withKnownIssue("increments are lost when a transaction fails during connection kills", isIntermittent: true) {
+        // Every increment counted once. An update whose transaction fails runs again from the new value; one that
+        // gives up says so (the workers print what their containers report). The only reports seen: a transaction
+        // that stalled until its timeout after its update was computed (why it stalls is not known yet: maybe a
+        // query on a killed connection that postgres-nio never answers), whose outcome is unknown, so it is not run
+        // again and may be missing.
+        let reports = workers.flatMap(\.output).filter { $0.hasPrefix("reported") }
+        let unknownOutcomes = reports.filter { $0.contains("outcome is unknown") }.count
+        #expect(reports.count == unknownOutcomes, "\(reports)")
+        if unknownOutcomes == 0 {
             #expect(stored == "900")
+        } else {
+            withKnownIssue("a transaction stalled until its timeout: its outcome is unknown", isIntermittent: true) {
+                #expect(stored == "900", "\(reports)")
+            }
+            #expect(Int(stored).map { $0 >= 900 - unknownOutcomes } == true, "stored \(stored); \(reports)")
         }
         #expect(Int(stored).map { $0 <= 900 } == true, "stored \(stored): an increment was applied twice")
     }

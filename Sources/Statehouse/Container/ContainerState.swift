@@ -52,17 +52,6 @@ struct ContainerState<Value: Sendable>: Sendable {
         return (result, changed())
     }
 
-    /// Runs `body` on `stored` (the latest value in storage, when it may be newer than this one), or else on the
-    /// value in place.
-    @inlinable
-    mutating func update<Result, Failure: Error>(
-        startingFrom stored: Value?,
-        _ body: (inout Value) throws(Failure) -> Result
-    ) -> (Swift.Result<Result, Failure>, DeliveryRound<Value>?) {
-        if let stored { value = stored }
-        return update(body)
-    }
-
     /// Records a change of the value: `replace`, `update`, or an in-place change of a reference type.
     @inlinable
     mutating func changed() -> DeliveryRound<Value>? {

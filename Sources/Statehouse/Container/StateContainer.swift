@@ -112,9 +112,21 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// `update`. If `body` throws, whatever it changed before throwing is kept and delivered, and the error is
     /// rethrown.
     ///
-    /// - Parameter body: Changes the value it is given in place.
-    /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws.
+    /// On a container persisted to a ``TransactionalStorage`` (SQLite, PostgreSQL) `update` is a transaction of the
+    /// storage, atomic across processes: `body` runs on the stored value (on the value in memory if a local change
+    /// is not written yet), and the container takes the result once it is stored. A transaction that fails in a way
+    /// that may pass (a lost connection, another writer that got in between) runs again, a few times, with a short
+    /// backoff, while the caller waits: **`body` may run more than once**, each time from the value then stored, so
+    /// it must not have effects outside its argument (as for GRDB's retried transactions). Listeners hear of the
+    /// stored value only, and `update` returns (or throws) what `body` did in the attempt that was stored. If every
+    /// attempt fails, the update is not applied: the value stays as it was, ``storageError`` reports why, `update`
+    /// returns what `body` did in the last attempt, and nothing of that attempt is written later: it was made from
+    /// data the storage may no longer hold, and writing it would undo other processes' updates. Call `update` again
+    /// to try again.
+    ///
+    /// - Parameter body: Changes the value it is given in place. May run more than once (see above).
+    /// - Returns: What `body` returns (in the attempt that was stored).
+    /// - Throws: What `body` throws (in the attempt that was stored).
     @inlinable @discardableResult
     public func update<Result: Sendable, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
@@ -124,8 +136,8 @@ public final class StateContainer<Value: Sendable>: Sendable {
         let depth = UpdateBodyDepth.counter
         depth.pointee += 1
         defer { depth.pointee -= 1 }
-        if persistence?.updatesInTransactions == true, let persistence, let done = updateInTransaction(body, persistence) {
-            (result, round) = done
+        if persistence?.updatesInTransactions == true, let persistence {
+            (result, round) = updateInTransaction(body, persistence)
         } else {
             (result, round) = change(forUpdate: true) { state in whileUpdating { state.update(body) } }
         }

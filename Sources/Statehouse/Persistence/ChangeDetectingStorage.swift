@@ -49,9 +49,30 @@ public protocol TransactionalStorage: ChangeDetectingStorage {
     /// Reads `key`'s data, passes it to `transform`, and stores what `transform` returns (`nil` removes the key), with
     /// no other writer changing the key in between.
     ///
+    /// A container's `update` runs its body in `transform`, and runs the transaction again (body included) when it
+    /// throws: throw only when nothing was stored, or say so with ``outcomeIsUnknown(after:)``.
+    ///
     /// - Returns: The fingerprint of what the key holds after the transaction.
     /// - Throws: What `transform` throws (nothing is written then), or the storage's own error.
     func transact(key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint
+
+    /// Whether `error`, thrown by ``transact(key:_:)``, leaves it unknown whether the transaction's result was
+    /// stored: its commit was sent, and the answer lost.
+    ///
+    /// A container's `update` whose transaction failed runs it again, which would apply the update twice if the
+    /// first commit landed after all. After an error for which this says `true` it does not: the update is reported
+    /// as failed, the container keeps its value, and its next check for outside changes reads the key again. The
+    /// default says `false`: every error means that nothing was stored. A storage that can lose the answer of a
+    /// commit should find out what happened (PostgreSQL's `pg_xact_status`) and say `true` only when it cannot.
+    ///
+    /// - Parameter error: What `transact` threw.
+    func outcomeIsUnknown(after error: StorageError) -> Bool
+}
+
+extension TransactionalStorage {
+    public func outcomeIsUnknown(after error: StorageError) -> Bool {
+        false
+    }
 }
 
 /// What a ``ChangeDetectingStorage`` says about a key's current data; compare two for equality.

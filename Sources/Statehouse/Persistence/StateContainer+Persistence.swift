@@ -60,26 +60,49 @@ extension StateContainer {
 
     /// `update` on a ``TransactionalStorage``: starts from the stored value and stores the result in one transaction,
     /// so that updates from other processes are never lost. A local change not yet written is newer than the stored
-    /// value: then the update starts from the value in memory. `nil` if the transaction could not run: the caller
-    /// then updates in memory and leaves the write to be retried.
+    /// value: then the update starts from the value in memory.
+    ///
+    /// Each attempt runs `body` on a copy, under the lock (so that the value it starts from, and whether a local
+    /// change is pending, are one step); the container takes the result only once it is stored, and only if it did
+    /// not change since that attempt began. A change made meanwhile (a `modify` while the answer was committed) came
+    /// after the update, replaces its result and is written over it. So listeners hear of the stored value only, and
+    /// a failed transaction leaves nothing to undo.
+    ///
+    /// - Returns: What the body returned in the attempt that was stored, else in the last one (the container is then
+    ///   unchanged, and `storageError` says why); with no attempt at all (every transaction failed before asking),
+    ///   what it returns on the value in memory, which is not kept.
     @usableFromInline
     func updateInTransaction<Result: Sendable, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result,
         _ persistence: any Persisting<Value>
-    ) -> (Swift.Result<Result, Failure>, DeliveryRound<Value>?)? {
-        var outcome: (Swift.Result<Result, Failure>, DeliveryRound<Value>?)?
-        let applied = persistence.updateInTransaction { stored in
-            let (result, round, snapshot) = registrar.changing {
-                locked(forUpdate: true) { state in
-                    let pending = persistence.hasPendingChange(ownerCount: state.changeCount)
-                    let (result, round) = whileUpdating { state.update(startingFrom: pending ? nil : stored, body) }
-                    return (result, round, PersistedSnapshot(value: state.value, count: state.changeCount))
+    ) -> (Swift.Result<Result, Failure>, DeliveryRound<Value>?) {
+        var last: (result: Swift.Result<Result, Failure>, value: Value, startCount: UInt64)?
+        var round: DeliveryRound<Value>?
+        persistence.updateInTransaction { stored in
+            let attempt = locked(forUpdate: true) { state in
+                let pending = persistence.hasPendingChange(ownerCount: state.changeCount)
+                var value = pending ? state.value : stored ?? state.value
+                let result = whileUpdating { Swift.Result { () throws(Failure) in try body(&value) } }
+                return (result: result, value: value, startCount: state.changeCount)
+            }
+            last = attempt
+            return attempt.value
+        } adopt: {
+            guard let attempt = last else { return nil }
+            return registrar.changing {
+                locked(forUpdate: true) { state -> PersistedSnapshot<Value>? in
+                    guard state.changeCount == attempt.startCount else { return nil }
+                    round = state.replace(with: attempt.value)
+                    return PersistedSnapshot(value: state.value, count: state.changeCount)
                 }
             }
-            outcome = (result, round)
-            return snapshot
         }
-        return applied ? outcome : nil
+        if let last { return (last.result, round) }
+        let result = locked(forUpdate: true) { state in
+            var value = state.value
+            return whileUpdating { Swift.Result { () throws(Failure) in try body(&value) } }
+        }
+        return (result, nil)
     }
 }
 
@@ -90,15 +113,20 @@ extension StateContainer: PersistenceOwner {
 
     /// Shows a value another process stored, if this container has not changed since `count`: listeners are told,
     /// nothing is written back.
+    ///
+    /// The persistence learns that the value is saved under the lock that counts it: in between, an `update`'s
+    /// transaction would find the count past the one saved, take the value for a local change not yet written, and
+    /// store its result made from it over whatever was stored since.
     func takeStoredValue(_ newValue: Value, ifUnchangedSince count: UInt64, refused: @escaping @Sendable () -> Void) {
         let taken = registrar.changing {
-            state.withLock { state -> (DeliveryRound<Value>?, UInt64)? in
+            state.withLock { state -> DeliveryRound<Value>?? in
                 guard state.changeCount == count else { return nil }
-                return (state.replace(with: newValue), state.changeCount)
+                let round = state.replace(with: newValue)
+                persistence?.tookStoredValue(newValue, count: state.changeCount)
+                return round
             }
         }
-        guard let (round, newCount) = taken else { return refused() }
-        persistence?.tookStoredValue(newValue, count: newCount)
+        guard let round = taken else { return refused() }
         if let round { deliver(round) }
     }
 }

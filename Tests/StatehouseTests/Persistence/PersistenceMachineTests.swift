@@ -125,22 +125,65 @@ struct PersistenceMachineTests {
         #expect(reload(&machine, 1, ours) == false)
     }
 
-    @Test func aTransactionStoresItsResultOrLeavesItPending() {
+    @Test func aCommittedTransactionMarksTheAdoptedValueSaved() {
         var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
         _ = machine.beginTransaction()
         #expect(machine.inTransaction)
-        machine.endTransaction(result: Self.snapshot(1, count: 1), fingerprint: StorageFingerprint([1]))
+        machine.transactionCommitted(adopted: Self.snapshot(1, count: 1), fingerprint: StorageFingerprint([1]))
         #expect(!machine.inTransaction)
         #expect(!machine.hasPendingChange(ownerCount: 1))
+        let worthReading = machine.isWorthReading(ownerCount: 1, fingerprint: StorageFingerprint([1]))
+        #expect(!worthReading)
+    }
 
-        let number = machine.beginTransaction()
-        machine.endTransaction(result: Self.snapshot(2, count: 2), fingerprint: nil)  // the commit failed
-        #expect(machine.hasPendingChange(ownerCount: 2))
-        guard case .write(let snapshot, let retry) = machine.nextWrite() else {
-            Issue.record("not retried")
+    @Test func aChangeMadeWhileTheTransactionCommittedStaysPendingAndIsWrittenOverIt() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        _ = machine.beginTransaction()
+        _ = machine.changed(Self.snapshot(100, count: 1))  // a modify, while the update's answer was committed
+        machine.transactionCommitted(adopted: nil, fingerprint: StorageFingerprint([1]))
+        guard case .write(let snapshot, _) = machine.nextWrite() else {
+            Issue.record("the newer change is not written")
             return
         }
-        #expect(snapshot.value == 2 && retry > number)
+        #expect(snapshot.value == 100)
+    }
+
+    @Test func aFailedTransactionLeavesNothingPending() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        machine.startsFollowing(from: StorageFingerprint([1]))
+        _ = machine.beginTransaction()
+        machine.transactionFailed(outcomeUnknown: false)
+        #expect(!machine.inTransaction)
+        #expect(!machine.hasPendingChange(ownerCount: 0))
+        guard case .nothing = machine.nextWrite() else {
+            Issue.record("a failed update is written later")
+            return
+        }
+        let worthReading = machine.isWorthReading(ownerCount: 0, fingerprint: StorageFingerprint([1]))
+        #expect(!worthReading)
+    }
+
+    @Test func aTransactionWhoseOutcomeIsUnknownMakesTheNextCheckReadTheKeyAgain() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        machine.startsFollowing(from: StorageFingerprint([1]))
+        _ = machine.beginTransaction()
+        machine.transactionFailed(outcomeUnknown: true)
+        let worthReading = machine.isWorthReading(ownerCount: 0, fingerprint: StorageFingerprint([1]))
+        #expect(worthReading)
+    }
+
+    @Test func onlyIOFailuresWithAKnownOutcomeAreTriedAgainAFewTimesWithAGrowingBackoff() {
+        let io = StorageError(.io, key: "k", operation: .transact, message: "lost")
+        let delays = (1..<Machine.transactionAttempts).compactMap {
+            Machine.retryDelay(afterFailedAttempts: $0, error: io, outcomeUnknown: false)
+        }
+        #expect(delays.count == Machine.transactionAttempts - 1)
+        #expect(delays == delays.sorted() && delays.first! > .zero && delays.last! < .seconds(1))
+        #expect(Machine.retryDelay(afterFailedAttempts: Machine.transactionAttempts, error: io, outcomeUnknown: false)
+            == nil)
+        #expect(Machine.retryDelay(afterFailedAttempts: 1, error: io, outcomeUnknown: true) == nil)
+        let bad = StorageError(.unencodable, key: "k", operation: .encode, message: "no")
+        #expect(Machine.retryDelay(afterFailedAttempts: 1, error: bad, outcomeUnknown: false) == nil)
     }
 
     // MARK: Following outside changes

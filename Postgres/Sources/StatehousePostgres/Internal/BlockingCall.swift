@@ -29,6 +29,9 @@ final class BlockingCall<Outcome: Sendable>: Sendable {
     }
 
     private let state = NIOLockedValueBox(State.running)
+    /// Whether the task started to commit: only then may its work take effect once the caller stopped waiting.
+    /// Set only under `state`'s lock, never once the call is abandoned.
+    private let commitStarted = NIOLockedValueBox(false)
     /// Signalled once per question and once for the outcome; the caller waits on it.
     private let signal = DispatchSemaphore(value: 0)
 
@@ -46,6 +49,17 @@ final class BlockingCall<Outcome: Sendable>: Sendable {
         }
     }
 
+    /// The task is about to send its commit: `false` if the caller stopped waiting, and the commit must then not be
+    /// sent. A caller that gave up says the outcome is unknown only if a commit started, and runs no retry then; an
+    /// abandoned call that committed later would apply its answer twice.
+    func mayCommit() -> Bool {
+        state.withLockedValue { state in
+            if case .abandoned = state { return false }
+            commitStarted.withLockedValue { $0 = true }
+            return true
+        }
+    }
+
     /// Reports the outcome; the caller returns it.
     func finish(_ outcome: Result<Outcome, any Error>) {
         let isWaited = state.withLockedValue { state in
@@ -57,6 +71,11 @@ final class BlockingCall<Outcome: Sendable>: Sendable {
     }
 
     // MARK: The caller's side
+
+    /// Whether the task started to commit. Final once ``wait(until:answer:)`` returned `nil`.
+    var didStartCommit: Bool {
+        commitStarted.withLockedValue { $0 }
+    }
 
     /// Blocks until the outcome arrives, answering a question with `answer` meanwhile; `nil` if `deadline` passed
     /// first (the call is then abandoned).

@@ -56,14 +56,17 @@ final class OperationRunner: Sendable {
         }
         guard let outcome = call.wait(until: deadline + grace, answer: answer) else {
             task.cancel()
+            // A commit sent may still land; the task sends none from now on (see `BlockingCall.mayCommit()`).
+            let mayHaveStored = call.didStartCommit
             throw StorageError(
                 .io, key: key, operation: operation,
                 message: """
                     PostgreSQL did not answer within \(timeout + grace) while trying to \(operation.rawValue)\
-                    \(Self.subject(key)) in table \(names.table)\(operation == .transact ? " (the outcome is unknown)" : ""). \
+                    \(Self.subject(key)) in table \(names.table)\(mayHaveStored ? " (the outcome is unknown)" : ""). \
                     Check that the PostgresClient's run() is running (no connection is leased without it) and that \
                     the server is reachable.
-                    """
+                    """,
+                cause: mayHaveStored ? PostgresFailure.OutcomeUnknown(underlying: nil) : nil
             )
         }
         do {

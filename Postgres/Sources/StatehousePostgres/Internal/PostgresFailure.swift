@@ -23,6 +23,14 @@ enum PostgresFailure {
     /// A transaction whose connection was lost still shows as in progress: ask again in a moment.
     struct StillInProgress: Error {}
 
+    /// The cause of a transaction's error when its commit may have landed: it was sent, and neither its answer nor
+    /// the server's record of it (`pg_xact_status`) could be had in time. Never transient: running the transaction
+    /// again could store its result twice. ``PostgresStorage/outcomeIsUnknown(after:)`` looks for it.
+    struct OutcomeUnknown: Error {
+        /// Why the outcome could not be found out, if an error said so.
+        let underlying: (any Error)?
+    }
+
     /// Whether the connection that failed with `error` is still there: any error but a lost connection, or a
     /// server error that ended the session (FATAL, such as `pg_terminate_backend`'s).
     static func leavesConnectionOpen(_ error: any Error) -> Bool {

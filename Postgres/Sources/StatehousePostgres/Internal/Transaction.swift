@@ -6,9 +6,12 @@ import Statehouse
 /// One `transact`: the row locked with `SELECT … FOR UPDATE`, the caller asked what to store, the answer written and
 /// committed, atomic with respect to every other writer on every machine.
 ///
-/// The caller is asked once: its answer is a container's `update`, already applied in memory. So when the connection
-/// is lost after the question, the transaction is not run again from the start; instead:
-/// - if the commit itself may have landed, the server is asked whether it did (`pg_xact_status`);
+/// The caller is asked once: its answer is a container's `update`, whose body runs on the caller's thread (the
+/// container runs the whole transaction again itself when it fails). So when the connection is lost after the
+/// question, the transaction is not run again from the start; instead:
+/// - if the commit itself may have landed, the server is asked whether it did (`pg_xact_status`); if it cannot say in
+///   time, the error says the outcome is unknown (``PostgresFailure/OutcomeUnknown``), and nothing runs it again.
+///   So does the caller's timeout, if the commit was sent; a transaction whose caller gave up before never sends it;
 /// - otherwise the row is locked again on a new connection, and the answer stored if the row still has the version
 ///   the caller read; if it holds something else, the transaction fails, since the answer was made from data that is
 ///   no longer there.
@@ -103,6 +106,8 @@ struct Transaction {
                 message: "The locked row of \(String(reflecting: keyName)) in \(names.table) was not found; try again."
             )
         }
+        // Once the caller gave up, no commit: it reported the transaction as one that stored nothing.
+        guard call.mayCommit() else { throw CancellationError() }
         do {
             try await connection.query("COMMIT", logger: logger)
         } catch where PostgresFailure.isTransient(error) {
@@ -113,16 +118,33 @@ struct Transaction {
 
     /// Whether `transaction`, whose commit lost its connection, committed: asked on another connection until the
     /// server knows (a transaction whose backend is still ending shows as in progress for a moment).
+    ///
+    /// - Throws: A `StorageError` caused by ``PostgresFailure/OutcomeUnknown`` if the server could not say before the
+    ///   deadline. Never a transient error: the transaction must not run again on a new connection, where the row
+    ///   holds this very commit's data if it landed, which would be taken for another writer's.
     private func isCommitted(_ transaction: Int64) async throws -> Bool {
-        try await runner.retrying(until: deadline) {
-            let status = try await runner.client.rows(
-                "SELECT pg_xact_status(\(String(transaction))::xid8)", logger: logger
-            ).decodeFirst(String?.self) ?? nil
-            switch status {
-            case "committed"?: return true
-            case "aborted"?: return false
-            default: throw PostgresFailure.StillInProgress()
+        do {
+            return try await runner.retrying(until: deadline) {
+                let status = try await runner.client.rows(
+                    "SELECT pg_xact_status(\(String(transaction))::xid8)", logger: logger
+                ).decodeFirst(String?.self) ?? nil
+                switch status {
+                case "committed"?: return true
+                case "aborted"?: return false
+                default: throw PostgresFailure.StillInProgress()
+                }
             }
+        } catch {
+            throw StorageError(
+                .io, key: keyName, operation: .transact,
+                message: """
+                    The connection to PostgreSQL was lost while committing a transaction on \
+                    \(String(reflecting: keyName)), and whether the commit landed could not be found out in time \
+                    (\(PostgresFailure.describe(error))). It was not run again, so that it is never applied twice; \
+                    read the key to see whether it was.
+                    """,
+                cause: PostgresFailure.OutcomeUnknown(underlying: error)
+            )
         }
     }
 

@@ -137,23 +137,41 @@ struct PersistenceMachine<Value: Sendable> {
 
     // MARK: Transactions
 
-    /// A transaction starts; returns its write number.
+    /// An update's transactions start; returns the number of their outcome.
     mutating func beginTransaction() -> UInt64 {
         inTransaction = true
         lastOutcomeNumber += 1
         return lastOutcomeNumber
     }
 
-    /// The transaction ended. `result` is what the owner's update produced (`nil` if it did not run); `fingerprint`
-    /// what the storage holds after it, `nil` if the transaction failed: the change then stays pending.
-    mutating func endTransaction(result: Snapshot?, fingerprint: StorageFingerprint?) {
+    /// How many transactions one update runs at most.
+    static var transactionAttempts: Int { 6 }
+
+    /// The update's transaction failed for the `attempts`-th time with `error`: how long to wait before running it
+    /// again, or `nil` to give up. Only I/O failures may pass (a lost connection, another writer that got in
+    /// between); an outcome that is unknown is never run again, since the first commit may have landed.
+    static func retryDelay(afterFailedAttempts attempts: Int, error: StorageError, outcomeUnknown: Bool) -> Duration? {
+        guard !outcomeUnknown, error.kind == .io, attempts < transactionAttempts else { return nil }
+        return .milliseconds(5 << (attempts - 1))
+    }
+
+    /// The update's transaction committed, and the storage holds what `fingerprint` says. `adopted` is the owner's
+    /// snapshot of the stored value, `nil` if a change the owner made meanwhile superseded it: that change is
+    /// pending, and written over it.
+    mutating func transactionCommitted(adopted: Snapshot?, fingerprint: StorageFingerprint) {
         inTransaction = false
-        guard let result else {
-            if let fingerprint { knownFingerprint = fingerprint }
-            return
+        knownFingerprint = fingerprint
+        if let adopted {
+            record(adopted)
+            markSaved(adopted.count)
         }
-        record(result)
-        if let fingerprint { wrote(result, fingerprint: fingerprint) }
+    }
+
+    /// Every transaction of the update failed: the owner did not change. If the last one's outcome is unknown, its
+    /// commit may have landed: the next check reads the key again, whatever it holds.
+    mutating func transactionFailed(outcomeUnknown: Bool) {
+        inTransaction = false
+        if outcomeUnknown { knownFingerprint = nil }
     }
 
     // MARK: Outside changes

@@ -252,37 +252,47 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
 
     // MARK: Transactions
 
-    /// Runs an update of the owner as one transaction of a ``TransactionalStorage``.
+    /// Runs an update of the owner as a transaction of a ``TransactionalStorage``, run again while it fails for a
+    /// reason that may pass (see ``PersistenceMachine/retryDelay(afterFailedAttempts:error:outcomeUnknown:)``).
     ///
-    /// `apply` runs on the writer, while the storage is locked, with the stored value (`nil` if nothing decodable is
-    /// stored). It changes the owner under the owner's lock — starting from the stored value only if no local change
-    /// is pending, by ``hasPendingChange(ownerCount:)`` taken under that same lock — and returns the owner's new
-    /// value and change count, which are stored before the transaction ends.
-    func updateInTransaction(_ apply: (_ stored: Value?) -> Snapshot) -> Bool {
-        guard let transactional else { return false }
-        var result: Snapshot?
+    /// `attempt` runs on the writer, while the storage is locked, with the stored value (`nil` if nothing decodable
+    /// is stored), and returns the value to store; the owner is changed only by `adopt`, once that value is stored,
+    /// so a failed transaction leaves nothing behind: no value made from data the storage no longer holds is ever
+    /// written later with a plain save. The tries, and the backoff between them, all happen on the writer: no other
+    /// write or check of this key runs in between.
+    func updateInTransaction(_ attempt: (_ stored: Value?) -> Value, adopt: () -> Snapshot?) {
+        guard let transactional else { return }
         var keptAside: (data: Data, error: StorageError)?
         let outcome: Outcome = writer.sync {
             let number = machine.withLock { $0.beginTransaction() }
-            do {
-                let fingerprint = try transactWritingOverOnlyKeptData(transactional, keptAside: &keptAside) { stored in
-                    let changed = apply(stored)
-                    result = changed
-                    return try encoded(changed.value)
+            var failures = 0
+            while true {
+                do {
+                    let fingerprint = try transactWritingOverOnlyKeptData(transactional, keptAside: &keptAside) {
+                        try encoded(attempt($0))
+                    }
+                    let adopted = adopt()
+                    machine.withLock { $0.transactionCommitted(adopted: adopted, fingerprint: fingerprint) }
+                    return .written(number: number)
+                } catch {
+                    failures += 1
+                    let failure = storageError(error, operation: .transact)
+                    let unknown = transactional.outcomeIsUnknown(after: failure)
+                    guard let delay = PersistenceMachine<Value>.retryDelay(
+                        afterFailedAttempts: failures, error: failure, outcomeUnknown: unknown
+                    ) else {
+                        machine.withLock { $0.transactionFailed(outcomeUnknown: unknown) }
+                        return .failed(failure, number: number)
+                    }
+                    // On the caller's thread, which waits for its update anyway (as it waits for the storage).
+                    Thread.sleep(forTimeInterval: delay / .seconds(1))
                 }
-                machine.withLock { $0.endTransaction(result: result, fingerprint: fingerprint) }
-                return .written(number: number)
-            } catch {
-                // The owner changed, but its change is not stored: it is pending, and written again later.
-                machine.withLock { $0.endTransaction(result: result, fingerprint: nil) }
-                return .failed(storageError(error, operation: .transact), number: number)
             }
         }
         report(outcome)
         if case .written = outcome, let kept = keptAside?.error {
             report(.checkFailed(kept, number: machine.withLock { $0.checkFailed(kept) }))
         }
-        return result != nil
     }
 
     /// Runs on `writer`: a transaction that passes `body` the stored value, `nil` if nothing is stored or what is
