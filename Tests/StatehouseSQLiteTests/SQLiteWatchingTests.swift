@@ -22,7 +22,7 @@ struct SQLiteWatchingTests {
         let database = TemporaryDatabase()
         let (count, seen, token) = try followed("pushed", in: database)
         #expect(try await Worker(database: database, key: "pushed", "set", "77").finish())
-        #expect(await eventually { count.value == 77 })
+        #expect(await eventually { count.value == 77 && seen.elements.last == 77 })
         #expect(seen.elements == [77])
         token.cancel()
     }

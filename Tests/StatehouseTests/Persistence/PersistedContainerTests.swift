@@ -201,7 +201,7 @@ struct ExternalChangeTests {
         let token = count.observe { seen.append($0) }
         // Another process's write: another storage instance on the same directory.
         try FileStorage(directory: directory.url).save(Data("41".utf8), key: "external.file")
-        #expect(await eventually { count.value == 41 })
+        #expect(await eventually { count.value == 41 && seen.elements.last == 41 })
         #expect(seen.elements == [41])
         // The container's own writes are not taken for outside changes.
         count.modify(42)
@@ -232,7 +232,7 @@ struct StoreExternalChangeTests {
         let other = FileStorage(directory: directory.url)
         try other.save(try JSONEncoder().encode(Counter(count: 5, name: "outside")), key: "external.store")
         let written = try other.fingerprint(key: "external.store")
-        #expect(await eventually { store.state == Counter(count: 5, name: "outside") })
+        #expect(await eventually { store.state == Counter(count: 5, name: "outside") && seen.elements.last == 5 })
         #expect(seen.elements == [0, 5])
         try store.flush()
         #expect(try other.fingerprint(key: "external.store") == written)  // the file is the one the other wrote
