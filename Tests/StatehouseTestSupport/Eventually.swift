@@ -1,6 +1,7 @@
 /// Polls `condition` until it holds or `timeout` passes; returns whether it held. The default deadline is generous:
-/// the whole suite under ThreadSanitizer on two cores has kept tasks from running for more than 5 s.
-public func eventually(timeout: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
+/// the whole suite under ThreadSanitizer on two cores has kept a store's background thread from draining its queue
+/// for more than a minute.
+public func eventually(timeout: Duration = .seconds(120), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }

@@ -246,7 +246,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// Lets a background thread deliver the rounds this caller leaves.
     @usableFromInline
     func handOffDelivery() {
-        DispatchQueue.global().async { [self] in
+        runInBackground { [self] in
             if case .perform(let round) = state.withLock({ $0.deliveries.resume(on: currentThreadIdentity()) }) {
                 deliver(round)
             }

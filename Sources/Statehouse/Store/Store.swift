@@ -197,7 +197,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// Lets a background thread process the work this caller leaves.
     @usableFromInline
     func handOffProcessing() {
-        DispatchQueue.global().async { [self] in
+        runInBackground { [self] in
             if case .perform(let work) = inbox.withLock({ $0.resume(on: currentThreadIdentity()) }) {
                 process(work)
             }
