@@ -251,7 +251,7 @@ struct StoreConcurrencyTests {
         let store = makeCounterStore()
         let seen = Recorder<Int>()
         let token = store.subscribe(\.count) { seen.append($0) }
-        let perThread = 5_000
+        let perThread = 1_000
         await onNewThreads(8) { _ in
             for _ in 0..<perThread { store.dispatch(.increment) }
         }
