@@ -6,9 +6,23 @@ extension Effect {
     }
 
     /// The same effect with every cancellation id it uses (marks, cancels, throttles) replaced by `transform`'s.
+    ///
+    /// Every `scope` and `ifLet` a child's effect passes maps it: an effect with no id (`.send`, `.run`, the common
+    /// case) is returned as it is, with no new array on the dispatch path.
     func mappingIDs(_ transform: (AnyHashableSendable) -> AnyHashableSendable) -> Self {
-        guard !isNone else { return self }
+        guard hasIDs else { return self }
         return Self(operations: operations.map { $0.mappingIDs(transform) })
+    }
+
+    /// Whether any operation, at any depth, names a cancellation id.
+    private var hasIDs: Bool {
+        operations.contains { operation in
+            switch operation {
+            case .send, .run: false
+            case .cancellable, .cancel, .throttle: true
+            case .concatenate(let effects): effects.contains(where: \.hasIDs)
+            }
+        }
     }
 }
 
