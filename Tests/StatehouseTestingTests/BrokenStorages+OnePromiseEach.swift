@@ -37,6 +37,11 @@ final class PrefixMatchingStorage: StateStorage {
 /// Writes a value in two steps, its first half then the rest, letting readers in between: as a file written in place
 /// rather than renamed into place. With `opensSlowly`, an instance's first load takes 50 ms, as a connection opened
 /// on first use does.
+///
+/// The first save made once readers have loaded keeps its half written until a load has returned a half value (or a
+/// minute has passed): on a busy machine the readers could otherwise sleep through every save's window, and the check
+/// would pass this storage by chance. Saves made before any load do not wait, so that a check whose writers do not
+/// wait for its readers still misses the tears.
 final class TearingStorage: StateStorage {
     private let backing: Backing
     private let opensSlowly: Bool
@@ -52,18 +57,45 @@ final class TearingStorage: StateStorage {
             usleep(50_000)
             opened.withLock { $0 = true }
         }
-        return backing.entries.withLock { $0[key] }
+        let data = backing.entries.withLock { $0[key] }
+        backing.tears.aLoadHappened.withLock { $0 = true }
+        if let data, backing.tears.halvesShown.withLock({ $0.contains(data) }) {
+            backing.tears.aHalfWasLoaded.withLock { $0 = true }
+        }
+        return data
     }
 
     func save(_ data: Data, key: String) throws {
-        backing.entries.withLock { $0[key] = data.prefix(data.count / 2) }
-        usleep(100)  // the time a real write takes, in which a reader sees the half written
+        let half = data.prefix(data.count / 2)
+        let waitsForAReader = backing.tears.aLoadHappened.withLock { $0 }
+            && backing.tears.waitedForAReader.withLock { waited in
+                defer { waited = true }
+                return !waited
+            }
+        backing.tears.halvesShown.withLock { _ = $0.insert(half) }
+        backing.entries.withLock { $0[key] = half }
+        if waitsForAReader {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !backing.tears.aHalfWasLoaded.withLock({ $0 }), ContinuousClock.now < deadline { usleep(100) }
+        } else {
+            usleep(100)  // the time a real write takes, in which a reader may see the half written
+        }
         backing.entries.withLock { $0[key] = data }
+        backing.tears.halvesShown.withLock { _ = $0.remove(half) }
     }
 
     func remove(key: String) throws {
         _ = backing.entries.withLock { $0.removeValue(forKey: key) }
     }
+}
+
+/// What the ``TearingStorage`` instances on one ``Backing`` show and saw.
+final class TearLog: Sendable {
+    /// The half values saves show at the moment.
+    let halvesShown = Locked<Set<Data>>([])
+    let aHalfWasLoaded = Locked(false)
+    let aLoadHappened = Locked(false)
+    let waitedForAReader = Locked(false)
 }
 
 /// Stores each save only when the same thread saves again, as a write-behind buffer per thread that is flushed late:

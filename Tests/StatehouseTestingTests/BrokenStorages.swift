@@ -5,6 +5,8 @@ import StatehouseTesting
 /// The data that the instances of one broken storage share, as processes share a directory.
 final class Backing: Sendable {
     let entries = Locked<[String: Data]>([:])
+    /// What ``TearingStorage`` instances on these entries show and saw.
+    let tears = TearLog()
 }
 
 /// An in-memory storage with the bugs it is told to have.
