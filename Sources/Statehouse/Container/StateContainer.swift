@@ -26,7 +26,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     public let key: String
 
     @usableFromInline let state: Locked<ContainerState<Value>>
-    @usableFromInline let registrar = ObservationRegistrar()
+    @usableFromInline let observation = ObservationGate()
     @usableFromInline let keyRegistration: KeyRegistration
     /// Removes a cancelled listener. A closure made by the inlined initializer, so it runs code specialized for
     /// `Value`: a method called from `Subscription.cancel()` would run generic code, about 5,000 instructions per
@@ -72,7 +72,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// The current value. Safe to read from any thread.
     @inlinable
     public var value: Value {
-        registrar.accessed()
+        observation.accessed()
         return locked { $0.value }
     }
 
@@ -165,9 +165,9 @@ public final class StateContainer<Value: Sendable>: Sendable {
         // Compared, not bound: binding would retain the persistence, whose weak references make that a slow,
         // side-table retain (about 300 instructions per change, measured with callgrind).
         if persistence == nil {
-            return registrar.changing { locked(forUpdate: forUpdate) { body(&$0) } }
+            return observation.changing { locked(forUpdate: forUpdate) { body(&$0) } }
         }
-        let (result, snapshot) = registrar.changing {
+        let (result, snapshot) = observation.changing {
             locked(forUpdate: forUpdate) { state in
                 let result = body(&state)
                 return (result, PersistedSnapshot(value: state.value, count: state.changeCount))
@@ -221,7 +221,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// Replaces the value with `newValue` if `shouldReplace`, called with the current value under the lock, says so;
     /// then notifies the listeners. Nothing is written to storage.
     func modify(_ newValue: Value, if shouldReplace: (Value) -> Bool) {
-        let round = registrar.changing {
+        let round = observation.changing {
             state.withLock { state in shouldReplace(state.value) ? state.replace(with: newValue) : nil }
         }
         if let round { deliver(round) }
@@ -268,39 +268,6 @@ extension StateContainer: CustomStringConvertible {
 /// The standard library declares the operator `~>` already; redeclaring it would make every use ambiguous.
 public func ~> <Value>(container: StateContainer<Value>, newValue: Value) {
     container.modify(newValue)
-}
-
-extension ObservationRegistrar {
-    /// Reports a read of the value of the container or store that owns this registrar.
-    @inlinable
-    func accessed() {
-        access(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
-    }
-
-    /// Runs `change` between the `willSet` and `didSet` reports of the owner's value.
-    @inlinable
-    func changing<Result>(_ change: () throws -> Result) rethrows -> Result {
-        willSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath)
-        defer { didSet(ObservationAnchor.shared, keyPath: ObservationAnchor.keyPath) }
-        return try change()
-    }
-}
-
-/// The subject and key path every container and store reports to its `ObservationRegistrar`.
-///
-/// A key path into the generic `StateContainer<Value>` is instantiated anew on every use (about 1 µs measured on
-/// Linux); a key path into this non-generic class is built once. The registrar is the container's own, so the key
-/// path only has to be the same for `access` and `willSet`.
-@usableFromInline
-final class ObservationAnchor: Observable, Sendable {
-    @usableFromInline static let shared = ObservationAnchor()
-    /// Even a non-generic key-path literal is looked up on every use (about 130 instructions); a stored one is not.
-    /// `nonisolated(unsafe)` because `KeyPath` is not marked `Sendable`, but a key path is immutable.
-    @usableFromInline nonisolated(unsafe) static let keyPath: KeyPath<ObservationAnchor, Void> = \.value
-
-    @usableFromInline var value: Void { () }
-
-    @usableFromInline init() {}
 }
 
 extension StateContainer: UpdatingContainer {

@@ -89,7 +89,7 @@ extension StateContainer {
             return attempt.value
         } adopt: {
             guard let attempt = last else { return nil }
-            return registrar.changing {
+            return observation.changing {
                 locked(forUpdate: true) { state -> PersistedSnapshot<Value>? in
                     guard state.changeCount == attempt.startCount else { return nil }
                     round = state.replace(with: attempt.value)
@@ -118,7 +118,7 @@ extension StateContainer: PersistenceOwner {
     /// transaction would find the count past the one saved, take the value for a local change not yet written, and
     /// store its result made from it over whatever was stored since.
     func takeStoredValue(_ newValue: Value, ifUnchangedSince count: UInt64, refused: @escaping @Sendable () -> Void) {
-        let taken = registrar.changing {
+        let taken = observation.changing {
             state.withLock { state -> DeliveryRound<Value>?? in
                 guard state.changeCount == count else { return nil }
                 let round = state.replace(with: newValue)

@@ -29,7 +29,7 @@ extension Store {
         _ = upstream.takeLink()
         // Whoever tracks this store's state with Observation now hears of changes through the parent (a read of
         // `state` reports itself to both): let them read again.
-        let registrar = registrar
+        let registrar = observation.registrar
         tree.afterUnlocking { registrar.changing {} }
         upstream.parentMayStop(&tree)
     }

@@ -31,7 +31,7 @@ import Synchronization
 public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline let core: Locked<StoreState<State>>
     @usableFromInline let inbox = Locked(WorkQueue<StoreWork<State, Action>>(shareForOthers: StoreWork<State, Action>.shareForOthers))
-    @usableFromInline let registrar = ObservationRegistrar()
+    @usableFromInline let observation = ObservationGate()
     /// The middleware and then the reducer, folded into one function; `nil` for a scoped store, which forwards.
     @usableFromInline let pipeline: (@Sendable (Store, Action) -> Void)?
     /// For a scoped store: sends its actions, converted, to the parent store.
@@ -141,7 +141,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// A scoped store reads it through its parent (see <doc:TheStore>).
     @inlinable
     public var state: State {
-        registrar.accessed()
+        observation.accessed()
         guard let upstream else { return core.withLock { $0.state } }
         // A following scope's copy lags its parent between the parent's change and the follow: a read that used the
         // copy once the scope follows, and the parent before, could go backwards. Only an `ifLet` scope, which must
@@ -261,7 +261,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     func commitWithoutTelling<Result>(
         _ change: (inout StoreState<State>) -> (Result, DeliveryRound<State>?)
     ) -> (Result, DeliveryRound<State>?, [PendingDelivery]) {
-        let (result, round, committed) = registrar.changing {
+        let (result, round, committed) = observation.changing {
             core.withLock { core in
                 let (result, round) = change(&core)
                 // Asked under the lock that a scoped store starts following under (see `ScopeUpstream`): one that
@@ -280,7 +280,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// - Returns: Whether the state was taken.
     @usableFromInline
     func takeStoredState(_ newState: State, ifUnchangedSince count: UInt64) -> Bool {
-        let taken = registrar.changing {
+        let taken = observation.changing {
             core.withLock { core -> (DeliveryRound<State>?, UInt64)? in
                 guard core.changeCount == count else { return nil }
                 return (core.replace(with: newState), core.changeCount)
