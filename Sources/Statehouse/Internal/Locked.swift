@@ -60,9 +60,11 @@ import Synchronization
     ) throws(Failure) -> sending Result {
         // A local copy of the pointer: `&self.cell.pointee` would count as an access to the stored property.
         let cell = self.cell
-        ThreadSanitizer.acquire(cell)
+        // Read once: each read of the lazy global costs a `swift_once` check.
+        let sanitizer = ThreadSanitizer.hooks
+        sanitizer?.acquire(cell)
         defer {
-            ThreadSanitizer.release(cell)
+            sanitizer?.release(cell)
             mutex._unsafeUnlock()
         }
         return try body(&cell.pointee)

@@ -31,16 +31,4 @@ enum ThreadSanitizer {
         return nil
         #endif
     }()
-
-    /// Records that the current thread acquired the lock guarding `address`.
-    @inlinable @inline(__always)
-    static func acquire(_ address: UnsafeMutableRawPointer) {
-        hooks?.acquire(address)
-    }
-
-    /// Records that the current thread is releasing the lock guarding `address`.
-    @inlinable @inline(__always)
-    static func release(_ address: UnsafeMutableRawPointer) {
-        hooks?.release(address)
-    }
 }

@@ -62,10 +62,7 @@ struct WorkQueue<Work: Sendable>: Sendable {
         mergingWithLast merge: (_ last: Work, _ new: Work) -> Work? = { _, _ in nil }
     ) -> Work? {
         guard isWorking else {
-            isWorking = true
-            worker = currentThreadIdentity()
-            doneForOthers = 0
-            inBackground = false
+            becomeWorker()
             return work
         }
         let fromOtherThread = currentThreadIdentity() != worker
@@ -78,6 +75,24 @@ struct WorkQueue<Work: Sendable>: Sendable {
     }
 
     /// What the worker does after an item.
+    /// Makes the caller the worker if nobody works (then nothing is queued either): it does its work at once, and
+    /// need not build the queued form of it (an idle store's `dispatch` makes no `StoreWork`).
+    /// - Returns: Whether the caller is now the worker; if not, it must ``submit(_:mergingWithLast:)`` its work.
+    @inlinable @inline(__always)
+    mutating func startWorkingIfIdle() -> Bool {
+        guard !isWorking else { return false }
+        becomeWorker()
+        return true
+    }
+
+    @inlinable @inline(__always)
+    mutating func becomeWorker() {
+        isWorking = true
+        worker = currentThreadIdentity()
+        doneForOthers = 0
+        inBackground = false
+    }
+
     @inlinable @inline(__always)
     mutating func next() -> Next {
         guard let first = queue.first else {

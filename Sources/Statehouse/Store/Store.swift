@@ -161,11 +161,14 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// <doc:TheStore>).
     @inlinable
     public func dispatch(_ action: Action) {
-        if let forward {
-            forward(action)
-        } else {
-            submit(.action(action, origin: nil))
+        if let forward { return forward(action) }
+        // An idle store, the common case, applies the action at once, without wrapping it in a `StoreWork` for the
+        // queue: copying and destroying that generic enum cost more than the reducer.
+        if inbox.withLock({ $0.startWorkingIfIdle() }) {
+            pipeline?(self, action)
+            return processQueued()
         }
+        submit(.action(action, origin: nil))
     }
 
     /// Does `work` now if the store is idle, then what is queued meanwhile, up to this caller's share; or queues it
@@ -183,11 +186,16 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// The processor's loop: `work`, then what is queued, until nothing is left or this caller did its share.
     @inlinable @inline(__always)
     func process(_ work: StoreWork<State, Action>) {
-        var work = work
+        perform(work)
+        processQueued()
+    }
+
+    /// The rest of the processor's loop: what is queued, until nothing is left or this caller did its share.
+    @inlinable @inline(__always)
+    func processQueued() {
         while true {
-            perform(work)
             switch inbox.withLock({ $0.next() }) {
-            case .perform(let next): work = next
+            case .perform(let work): perform(work)
             case .finished: return
             case .handOff: return handOffProcessing()
             }

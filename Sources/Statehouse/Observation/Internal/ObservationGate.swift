@@ -18,9 +18,10 @@ import Synchronization
 /// key paths as they are read.
 @usableFromInline
 struct ObservationGate: ~Copyable, Sendable {
-    @usableFromInline let registrar = ObservationRegistrar()
-    /// Whether a tracked read has happened: from then on, changes are reported to ``registrar``.
+    /// Whether a tracked read has happened: from then on, changes are reported to ``registrar``. First, so that its
+    /// offset is known without the metadata of the registrar, a type of another module whose layout may change.
     @usableFromInline let isTracked = Atomic<Bool>(false)
+    @usableFromInline let registrar = ObservationRegistrar()
 
     @usableFromInline init() {}
 
