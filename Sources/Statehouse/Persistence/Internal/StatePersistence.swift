@@ -187,7 +187,8 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     private func storageError(_ error: any Error, operation: StorageError.Operation) -> StorageError {
         error as? StorageError ?? StorageError(
             .io, key: key, operation: operation,
-            message: "Could not \(operation.rawValue) \(String(reflecting: key)): \(error).", cause: error
+            message: "Could not \(operation.rawValue) \(String(reflecting: key)): \(CodingFailure.describe(error)).",
+            cause: error
         )
     }
 
