@@ -27,7 +27,9 @@ import Statehouse
 /// other), and throws a `StorageError` of kind `.authenticationFailed` whose `keptAside` names that key. A
 /// container starts from its default, reports the error through `storageError`, and stays writable: the original
 /// bytes are safe aside. They are kept as they were, still sealed: read them with a `FileStorage` on the same
-/// directory, under the `keptAside` key.
+/// directory, under the `keptAside` key. If they cannot be kept aside (`keptAside` is `nil`: a full disk, say), no
+/// container writes over them: each write first tries again to keep them, and is refused with that error until it
+/// can.
 ///
 /// ## What it protects, and what it does not
 ///
