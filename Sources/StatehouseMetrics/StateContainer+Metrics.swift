@@ -18,13 +18,17 @@ extension StateContainer {
     /// the value only if `values` allows it; so under contention one event may stand for several changes, and it
     /// shows the latest value.
     ///
+    /// Changes are counted on the thread that delivers them synchronously, whatever `delivery` says: `delivery`
+    /// moves only the log events. So a count never waits on a queue, and the changes made just before the container
+    /// is released are counted too (a queued call would find the container gone, and its count with it).
+    ///
     /// This is an ordinary listener: a container without one records nothing and pays nothing.
     ///
     /// - Parameters:
     ///   - metrics: Where to record.
     ///   - values: Which values the log events may show; none by default.
-    ///   - delivery: Where the recording runs; on the changing thread by default. A queue keeps slow log handlers
-    ///     off the threads that change the container.
+    ///   - delivery: Where the log events are written; on the changing thread by default. A queue keeps slow log
+    ///     handlers off the threads that change the container.
     /// - Returns: The token that keeps the recording going.
     public func recordChanges(
         to metrics: StateMetrics,
@@ -35,12 +39,16 @@ extension StateContainer {
         // Read before registering: a change racing with this call may be counted although no call hears of it.
         let tally = ChangeTally(from: changeCount)
         let metadata: Logger.Metadata = ["key": "\(key)"]
-        // Weakly, since the container keeps its listeners: it would never be released otherwise.
-        return observe(on: delivery) { [weak self] value in
+        let log = { @Sendable (value: Value) in metrics.log("state changed", metadata, value: values.describe(value)) }
+        // Weakly, since the container keeps its listeners: it would never be released otherwise. A synchronous call
+        // always finds it: the thread delivering holds it.
+        let counting = observe { [weak self] value in
             guard let self else { return }
             let changes = tally.changes(upTo: changeCount)
             if changes > 0 { counter.increment(by: Int64(changes)) }
-            metrics.log("state changed", metadata, value: values.describe(value))
+            if case .synchronous = delivery { log(value) }
         }
+        if case .synchronous = delivery { return counting }
+        return SubscriptionToken(combining: [counting, observe(on: delivery, log)])
     }
 }

@@ -27,7 +27,24 @@ import Statehouse
 /// other), and throws a `StorageError` of kind `.authenticationFailed` whose `keptAside` names that key. A
 /// container starts from its default, reports the error through `storageError`, and stays writable: the original
 /// bytes are safe aside. They are kept as they were, still sealed: read them with a `FileStorage` on the same
-/// directory, under the `keptAside` key.
+/// directory, under the `keptAside` key. If they cannot be kept aside (`keptAside` is `nil`: a full disk, say), no
+/// container writes over them: each write first tries again to keep them, and is refused with that error until it
+/// can.
+///
+/// ## What it protects, and what it does not
+///
+/// Protected at rest: confidentiality (no value in plaintext on disk or in an error), integrity (a changed,
+/// truncated or replaced byte is detected), and the binding of each value to its key name.
+///
+/// **Not detected: rollback.** Sealing proves a file was written by a holder of the key, for this key name, not that
+/// it is the *latest* value. Someone who can write the directory can put back an older sealed file of the same key
+/// (yesterday's copy, a backup): it opens, and a container loads or follows that older value as if another process
+/// had stored it. A counter sealed into each value would not stop this soundly: the attacker rolls back the counter
+/// with the file, and a process that starts after the rollback has nothing trusted to compare it with. Detecting
+/// rollback needs monotonic state the attacker cannot rewind (a TPM counter, a server, a log kept elsewhere); where
+/// that matters, keep such a version number in that trusted place and in the value, and compare them yourself.
+/// Also not protected: a compromised process (it holds the key and the values), whoever can read the key file, and
+/// the metadata the directory shows (key names, the values' lengths, when they change).
 ///
 /// ## Rotating the encryption key
 ///

@@ -83,9 +83,9 @@ extension ReplicatedStore {
             throw StorageError(
                 .undecodable, key: nil, operation: .decode,
                 message: """
-                    Action #\(entry.sequence) of the log \(log) does not decode as \(Action.self) (\(error)); the \
-                    replicated store stopped following the log rather than skip it. Run a version of the program \
-                    whose \(Action.self) decodes every action in the log.
+                    Action #\(entry.sequence) of the log \(log) does not decode as \(Action.self) \
+                    (\(StorageError.CodingFailure(error))); the replicated store stopped following the log rather \
+                    than skip it. Run a version of the program whose \(Action.self) decodes every action in the log.
                     """,
                 cause: error
             )

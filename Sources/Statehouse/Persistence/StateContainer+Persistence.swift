@@ -17,6 +17,12 @@ extension StateContainer where Value: Codable {
     ///   deallocation and a normal exit write what is pending.
     /// - A failed write is reported through ``storageError``, the value in memory stays, and the next change or
     ///   `flush()` tries again.
+    /// - Bytes another process stores that do not decode (or do not authenticate) are kept aside the same way. While
+    ///   they cannot be, no write replaces them: each write first tries again to keep them aside, and until that
+    ///   works it is refused with a `StorageError` of their kind (``StorageError/Kind/undecodable`` or
+    ///   ``StorageError/Kind/authenticationFailed``, ``StorageError/keptAside`` `nil`), reported through
+    ///   ``storageError`` and thrown by ``flush()``; the change stays in memory. Writes go on once the bytes are
+    ///   kept aside or another process replaced them.
     ///
     /// - Parameters:
     ///   - defaultValue: The value when nothing (decodable) is stored.

@@ -28,4 +28,13 @@ extension StateStorage {
         try save(data, key: asideKey)
         return asideKey
     }
+
+    /// Keeps `data` aside as ``setAside(_:from:)`` does: returns the key it is kept under, or `nil` and why not.
+    func keepAside(_ data: Data, from key: String) -> (key: String?, failure: (any Error)?) {
+        do {
+            return (try setAside(data, from: key), nil)
+        } catch {
+            return (nil, error)
+        }
+    }
 }

@@ -42,6 +42,10 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
     /// What happened and what to do.
     public let message: String
     /// The error the storage got from below, if any.
+    ///
+    /// Never one of Foundation's `EncodingError` or `DecodingError`, which carry the value or quote the data: such
+    /// a cause is kept as a ``CodingFailure``, which says the kind of failure, the type and where, and nothing of
+    /// the value. So neither `"\(error.cause!)"` nor `dump(error)` can show a secret.
     public let cause: (any Error)?
     /// Where the storage kept the bytes it could not use (undecodable or unauthentic), so that no later save
     /// overwrites them; `nil` if it kept nothing aside.
@@ -59,7 +63,7 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         self.key = key
         self.operation = operation
         self.message = message
-        self.cause = cause
+        self.cause = cause.map(CodingFailure.keepable)
         self.keptAside = keptAside
     }
 
@@ -108,7 +112,8 @@ extension StorageError {
             let location = place.map { " in \($0)" } ?? ""
             throw StorageError(
                 .io, key: key, operation: operation,
-                message: "Could not \(operation.rawValue)\(subject)\(location): \(error).", cause: error
+                message: "Could not \(operation.rawValue)\(subject)\(location): \(CodingFailure.describe(error)).",
+                cause: error
             )
         }
     }

@@ -41,6 +41,37 @@ struct OutsideChangeFailureTests {
         #expect(await eventually { errors.value == nil })
     }
 
+    @Test func dataAnotherProcessStoredThatCannotBeKeptAsideIsNeverWrittenOver() async throws {
+        let storage = NotifyingStorage(AttackMemoryStorage())
+        let count = following(0, key: "outside.notKept", on: storage)
+        count.modify(5)
+        storage.failsSavingAside.withLock { $0 = true }
+        let alien = Data("not a number".utf8)
+        try storage.base.save(alien, key: "outside.notKept")
+        storage.notify()
+        let errors = try #require(count.storageError)
+        #expect(await eventually { errors.value?.kind == .undecodable })
+        #expect(errors.value?.keptAside == nil)
+
+        // A local change, and a flush: neither writes over the bytes, both say why.
+        count.modify(6)
+        #expect(try storage.base.load(key: "outside.notKept") == alien)
+        let refused = try #require(throws: StorageError.self) { try count.flush() }
+        #expect(refused.kind == .undecodable && refused.operation == .save && refused.keptAside == nil)
+        #expect(refused.message.contains("Not writing"))
+        #expect(errors.value == refused)
+        #expect(try storage.base.load(key: "outside.notKept") == alien)
+        #expect(count.value == 6)
+
+        // Once the bytes can be kept aside, the pending change is written, and the report cleared.
+        storage.failsSavingAside.withLock { $0 = false }
+        try count.flush()
+        #expect(try storage.base.load(key: "outside.notKept") == Data("6".utf8))
+        #expect(errors.value == nil)
+        let kept = try #require(storage.keptAside.withLock { $0 }.last)
+        #expect(try storage.base.load(key: kept) == alien)
+    }
+
     @Test func aReadThatFailsWhileFollowingIsReportedAndClearedOnceReadsWorkAgain() async throws {
         let storage = NotifyingStorage(AttackMemoryStorage())
         let count = following(0, key: "outside.unreadable", on: storage)

@@ -3,10 +3,14 @@ import Foundation
 
 /// A ``ChangeNotifyingStorage`` around another storage, whose notifications the test sends (``notify()``) as the
 /// kernel would, or that refuses to watch, as a storage out of inotify watches does. While ``failsReads`` is set,
-/// reads throw, as on a disk that went away.
+/// reads throw, as on a disk that went away; while ``failsSavingAside`` is set, bytes cannot be kept aside.
 final class NotifyingStorage: ChangeNotifyingStorage {
     let base: any ChangeDetectingStorage
     let failsReads = Locked(false)
+    /// Saves under the keys bytes are kept aside under (`<key>.undecodable.…`) throw, as on a full disk or quota.
+    let failsSavingAside = Locked(false)
+    /// The keys bytes were kept aside under, in order.
+    let keptAside = Locked<[String]>([])
     private let refusal: StorageError?
     private let watchers = Locked<(last: Int, callbacks: [Int: @Sendable () -> Void])>((0, [:]))
 
@@ -40,7 +44,12 @@ final class NotifyingStorage: ChangeNotifyingStorage {
         try failIfAsked()
         return try base.load(key: key)
     }
-    func save(_ data: Data, key: String) throws { try base.save(data, key: key) }
+    func save(_ data: Data, key: String) throws {
+        guard key.contains(".undecodable.") else { return try base.save(data, key: key) }
+        if failsSavingAside.withLock({ $0 }) { throw CocoaError(.fileWriteOutOfSpace) }
+        try base.save(data, key: key)
+        keptAside.withLock { $0.append(key) }
+    }
     func remove(key: String) throws { try base.remove(key: key) }
     func fingerprint(key: String) throws -> StorageFingerprint {
         try failIfAsked()

@@ -70,8 +70,8 @@ struct ReplicaReducer<State: Codable & Sendable, Action: Codable & Sendable>: Se
             } catch {
                 let message = """
                     An action of type \(Action.self) dispatched to the replicated store on \
-                    \(replicator.log.names.log) could not be encoded (\(error)), so it was applied nowhere. Make its \
-                    Codable conformance encode every case.
+                    \(replicator.log.names.log) could not be encoded (\(StorageError.CodingFailure(error))), so it \
+                    was applied nowhere. Make its Codable conformance encode every case.
                     """
                 waiter?.resume(throwing: StorageError(.unencodable, key: nil, operation: .encode, message: message, cause: error))
                 replicator.onIssue(ReplicationIssue(kind: .unencodableAction, sequence: nil, message: message))

@@ -33,21 +33,16 @@ struct LoadedValue<Value> {
         do {
             value = try codec.decode(data)
         } catch {
-            let kept: String?
-            let what: String
-            do {
-                kept = try storage.setAside(data, from: key)
-                what = "kept under \(String(reflecting: kept!))"
-            } catch {
-                kept = nil
-                what = "could not be kept aside (\(error)), so it will not be written over"
-                canWrite = false
-            }
+            let kept = storage.keepAside(data, from: key)
+            canWrite = kept.key != nil
+            let reason = kept.failure.map { "\($0)" } ?? ""
+            let what = kept.key.map { "kept under \(String(reflecting: $0))" }
+                ?? "could not be kept aside (\(reason)), so it will not be written over"
             self.error = StorageError(.undecodable, key: key, operation: .decode, message: """
                 The data stored under \(String(reflecting: key)) is not a \(Value.self): \
                 \(CodingFailure.describe(error)). It starts from its default; the data was \(what). Migrate or \
                 remove it.
-                """, cause: error, keptAside: kept)
+                """, cause: error, keptAside: kept.key)
         }
     }
 }

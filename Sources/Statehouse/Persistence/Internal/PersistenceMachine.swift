@@ -29,6 +29,9 @@ struct PersistenceMachine<Value: Sendable> {
         case write(Snapshot, number: UInt64)
         /// A change is pending, but the stored data could not be read: writing would destroy it.
         case refuse(number: UInt64)
+        /// Write `snapshot` once the data another process stored, which could be neither used nor kept aside, is
+        /// kept aside or no longer there (``unkeptOutsideData``); until then, write nothing.
+        case keepAsideFirst(Snapshot, number: UInt64)
     }
 
     let policy: WritePolicy
@@ -53,6 +56,9 @@ struct PersistenceMachine<Value: Sendable> {
     private var busyChecks = 0
     /// What the last check that failed reported, until a check gets past it.
     private var checkFailure: StorageError?
+    /// Why the key holds data another process stored that could be neither used (undecodable, unauthentic) nor kept
+    /// aside: no write may replace it until a copy is kept, or the key holds something else.
+    private(set) var unkeptOutsideData: StorageError?
 
     init(initial: Value, policy: WritePolicy, canWrite: Bool) {
         self.latest = Snapshot(value: initial, count: 0)
@@ -103,7 +109,14 @@ struct PersistenceMachine<Value: Sendable> {
     mutating func nextWrite() -> Write {
         guard hasPendingChange(ownerCount: latest.count) else { return .nothing }
         lastOutcomeNumber += 1
-        return canWrite ? .write(latest, number: lastOutcomeNumber) : .refuse(number: lastOutcomeNumber)
+        guard canWrite else { return .refuse(number: lastOutcomeNumber) }
+        guard unkeptOutsideData == nil else { return .keepAsideFirst(latest, number: lastOutcomeNumber) }
+        return .write(latest, number: lastOutcomeNumber)
+    }
+
+    /// The data ``unkeptOutsideData`` is about is kept aside now, or the key no longer holds it: writes may go on.
+    mutating func outsideDataIsSafe() {
+        unkeptOutsideData = nil
     }
 
     /// `snapshot` is stored, and the storage now holds what `fingerprint` says (`nil`: unknown).
@@ -240,6 +253,8 @@ struct PersistenceMachine<Value: Sendable> {
     mutating func shouldReload(ownerCount: UInt64, fingerprint: StorageFingerprint) -> Bool {
         guard !hasPendingChange(ownerCount: ownerCount), fingerprint != knownFingerprint else { return false }
         knownFingerprint = fingerprint
+        // Other bytes than those that could not be kept: if they are bad too, the check fails and says so again.
+        unkeptOutsideData = nil
         return true
     }
 
@@ -248,9 +263,13 @@ struct PersistenceMachine<Value: Sendable> {
         knownFingerprint = fingerprint
     }
 
-    /// The check failed with `error`: returns the number of that outcome.
+    /// The check failed with `error`: returns the number of that outcome. If the key holds data that could be
+    /// neither used nor kept aside, writes wait until it is (see ``Write/keepAsideFirst(_:number:)``).
     mutating func checkFailed(_ error: StorageError) -> UInt64 {
         checkFailure = error
+        if error.keptAside == nil, error.kind == .undecodable || error.kind == .authenticationFailed {
+            unkeptOutsideData = error
+        }
         lastOutcomeNumber += 1
         return lastOutcomeNumber
     }
@@ -259,7 +278,9 @@ struct PersistenceMachine<Value: Sendable> {
     /// withdrawal of the failures checks reported before (see ``mayWithdraw(through:)``), if there is one: a read
     /// failure is withdrawn once reading works, bad data once a value is taken (until then the key still holds it).
     mutating func checkSucceeded(tookValue: Bool) -> UInt64? {
-        guard let failure = checkFailure, tookValue || failure.kind != .undecodable else { return nil }
+        // Bad data not kept aside stays reported while it holds writes back, even to checks that do not read it.
+        guard let failure = checkFailure, tookValue || (failure.kind != .undecodable && unkeptOutsideData == nil)
+        else { return nil }
         checkFailure = nil
         lastOutcomeNumber += 1
         return lastOutcomeNumber

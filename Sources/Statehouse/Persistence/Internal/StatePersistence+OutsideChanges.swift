@@ -109,7 +109,7 @@ extension StatePersistence {
     /// change is pending, or the change says nothing about the value (a removal, where nothing stored is no value).
     ///
     /// - Throws: `StorageError`: the key could not be read, or what is stored does not decode (then a copy is
-    ///   kept aside, and this process's next write replaces it).
+    ///   kept aside, and this process's next write replaces it; if no copy could be kept, writes wait until one is).
     private func outsideValue(
         in changeDetecting: any ChangeDetectingStorage, ownerCount count: UInt64
     ) throws(StorageError) -> (value: Value, fingerprint: StorageFingerprint)? {
@@ -141,15 +141,17 @@ extension StatePersistence {
             """, cause: typed?.cause ?? error, keptAside: typed?.keptAside)
     }
 
-    /// Keeps a copy of `data` aside, as at load: this process's next write replaces it under the key.
+    /// Keeps a copy of `data` aside, as at load: this process's next write replaces it under the key. If no copy
+    /// can be kept, the error says so (`keptAside` is `nil`), and writes wait until one is.
     func undecodableOutsideData(_ data: Data, error: any Error) -> StorageError {
-        let kept = try? storage.setAside(data, from: key)
-        let what = kept.map { "a copy is kept under \(String(reflecting: $0))" }
-            ?? "no copy could be kept aside, so a change made here will write over it"
+        let kept = storage.keepAside(data, from: key)
+        let reason = kept.failure.map { "\($0)" } ?? ""
+        let what = kept.key.map { "a copy is kept under \(String(reflecting: $0))" }
+            ?? "no copy could be kept aside (\(reason)), so nothing is written over it until one is"
         return StorageError(.undecodable, key: key, operation: .decode, message: """
             Another process stored data under \(String(reflecting: key)) that is not a \(Value.self): \
             \(CodingFailure.describe(error)). \
             The value here stays as it is; \(what). Is another version of the program writing this key?
-            """, cause: error, keptAside: kept)
+            """, cause: error, keptAside: kept.key)
     }
 }

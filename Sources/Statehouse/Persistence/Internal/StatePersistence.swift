@@ -147,6 +147,10 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
                 .io, key: key, operation: .save,
                 message: "Not writing \(String(reflecting: key)): its stored data could not be read."
             ), number: number)
+        case .keepAsideFirst(let snapshot, let number):
+            if let held = keepUnkeptOutsideDataAside() { return .failed(held, number: number) }
+            machine.withLock { $0.outsideDataIsSafe() }
+            return write(.write(snapshot, number: number))
         case .write(let snapshot, let number):
             do {
                 let written = try store(try encoded(snapshot.value))
@@ -187,7 +191,8 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     private func storageError(_ error: any Error, operation: StorageError.Operation) -> StorageError {
         error as? StorageError ?? StorageError(
             .io, key: key, operation: operation,
-            message: "Could not \(operation.rawValue) \(String(reflecting: key)): \(error).", cause: error
+            message: "Could not \(operation.rawValue) \(String(reflecting: key)): \(CodingFailure.describe(error)).",
+            cause: error
         )
     }
 

@@ -1,0 +1,26 @@
+/// Several listeners behind one token: cancelling it cancels each, with each one's guarantee (no call of any of them
+/// starts after `cancel()` returns).
+///
+/// Its own handshake is never used: it makes no calls, so ``Subscription/cancel()`` finds no call to wait for once
+/// ``detach()`` has cancelled the parts, which wait for theirs.
+// @unchecked restates Subscription's conformance: this subclass adds only a `let` array of tokens, which are Sendable.
+final class CombinedSubscription: Subscription, @unchecked Sendable {
+    private let parts: [SubscriptionToken]
+
+    init(_ parts: [SubscriptionToken]) {
+        self.parts = parts
+        super.init()
+    }
+
+    override func detach() {
+        for part in parts { part.cancel() }
+    }
+}
+
+extension SubscriptionToken {
+    /// One token for `tokens`: cancelling or releasing it cancels them all. For listeners of the library's own
+    /// modules made of several registrations (StatehouseMetrics counts on the changing thread and logs on a queue).
+    package convenience init(combining tokens: [SubscriptionToken]) {
+        self.init(CombinedSubscription(tokens))
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// Data another process stored that could be neither used nor kept aside is never written over: each write tries
+/// again to keep it aside first, and is refused while that fails.
+extension StatePersistence {
+    /// Runs on `writer`, before a write while ``PersistenceMachine/unkeptOutsideData`` is set: keeps what the key
+    /// holds aside if it is still unusable. Returns `nil` when the write may go on (the data is kept aside now, or
+    /// the key holds a value or nothing), or the error that refuses it.
+    func keepUnkeptOutsideDataAside() -> StorageError? {
+        let data: Data
+        do {
+            guard let stored = try storage.load(key: key) else { return nil }
+            data = stored
+        } catch let error as StorageError where error.keptAside != nil {
+            // The storage kept the bytes aside itself (sealed data that failed its authentication).
+            return nil
+        } catch {
+            return withheldWrite(because: error)
+        }
+        // A value someone stored since: this process's change is newer, and replaces it as any write does.
+        if (try? codec.decode(data)) != nil { return nil }
+        do {
+            _ = try storage.setAside(data, from: key)
+            return nil
+        } catch {
+            return withheldWrite(because: error)
+        }
+    }
+
+    private func withheldWrite(because error: any Error) -> StorageError {
+        let held = machine.withLock { $0.unkeptOutsideData }
+        let reason = (error as? StorageError)?.message ?? "\(CodingFailure.describe(error))."
+        return StorageError(held?.kind ?? .undecodable, key: key, operation: .save, message: """
+            Not writing \(String(reflecting: key)): it holds data another process stored that this one could not \
+            use, and a copy of it still cannot be kept aside (\(reason)) The change stays in memory, unsaved; the \
+            next change, flush or exit tries again. Make room in the storage, or move the data out of the way.
+            """, cause: error)
+    }
+}
