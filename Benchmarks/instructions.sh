@@ -8,6 +8,8 @@
 # over the difference of the counts is the cost of one operation, without start-up and set-up.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# Hashing is seeded at random in each process: dictionary probes, and so the counts, would differ from run to run.
+export SWIFT_DETERMINISTIC_HASHING=1
 low=${LOW:-2000}
 high=${HIGH:-22000}
 swift build -c release --package-path "$root/Benchmarks" --product StatehouseBenchmarks >&2
@@ -33,7 +35,7 @@ per_operation() {  # path -> instructions per operation, one decimal
 }
 
 printf '%-36s %12s %12s %8s\n' "path (instructions per operation)" "Statehouse" "floor" "ratio"
-for path in modify dispatch subscribe-cancel store-subscribe; do
+for path in modify dispatch subscribe-cancel store-subscribe scope-read; do
     ours=$(per_operation "$path")
     floor=$(per_operation "$path-floor")
     ratio=$(awk -v a="$ours" -v b="$floor" 'BEGIN { printf "×%.2f", a / b }')

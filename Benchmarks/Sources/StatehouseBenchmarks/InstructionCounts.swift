@@ -11,6 +11,7 @@ enum HotPath: String, CaseIterable {
     case dispatch, dispatchFloor = "dispatch-floor"
     case subscribeCancel = "subscribe-cancel", subscribeCancelFloor = "subscribe-cancel-floor"
     case storeSubscribe = "store-subscribe", storeSubscribeFloor = "store-subscribe-floor"
+    case scopeRead = "scope-read", scopeReadFloor = "scope-read-floor"
 
     /// Sets up, then does the operation `count` times.
     func run(count: Int) {
@@ -36,6 +37,13 @@ enum HotPath: String, CaseIterable {
             let store = NaiveStore(initialState: Fields(), reducer: click)
             for index in 0..<100 { _ = store.subscribe(watchedFields[index % watchedFields.count]) { sink.total &+= $0 } }
             for _ in 0..<count { store.unsubscribe(store.subscribe(\.f0) { sink.total &+= $0 }) }
+        case .scopeRead:
+            let store = Store(initialState: Fields(), reducer: click)
+            let scope = store.scope(state: \.f0, action: { (action: Int) in action })
+            for _ in 0..<count { sink.total &+= scope.state }
+        case .scopeReadFloor:
+            let store = NaiveStore(initialState: Fields(), reducer: click)
+            for _ in 0..<count { sink.total &+= store.state.f0 }
         }
     }
 

@@ -26,7 +26,7 @@ struct ObservationGate: ~Copyable, Sendable {
     @usableFromInline init() {}
 
     /// Reports a read of the owner's value; marks the owner tracked if the read is.
-    @inlinable
+    @inlinable @inline(__always)
     func accessed() {
         if isTracked.load(ordering: .relaxed) {
             return registrar.accessed()
@@ -41,7 +41,7 @@ struct ObservationGate: ~Copyable, Sendable {
     }
 
     /// Runs `change`, between the registrar's `willSet` and `didSet` if the owner is tracked.
-    @inlinable
+    @inlinable @inline(__always)
     func changing<Result>(_ change: () throws -> Result) rethrows -> Result {
         guard isTracked.load(ordering: .sequentiallyConsistent) else { return try change() }
         return try registrar.changing(change)
