@@ -51,9 +51,9 @@ import Statehouse
 /// Give the new key as `key` and the old ones as `previousKeys`: values sealed with an old key still open, and each is
 /// sealed with the new key the next time it is written. See <doc:RotatingTheKey>.
 ///
-/// Several processes may share the directory: it is a `ChangeDetectingStorage`, so containers follow the changes
-/// other processes save.
-public struct EncryptedStorage: ChangeDetectingStorage {
+/// Several processes may share the directory: it is a `ChangeNotifyingStorage`, so containers follow the changes
+/// other processes save within milliseconds, through the same directory watch as ``FileStorage``.
+public struct EncryptedStorage: ChangeNotifyingStorage {
     /// The directory holding the sealed files.
     public var directory: URL { files.directory }
 
@@ -102,6 +102,16 @@ public struct EncryptedStorage: ChangeDetectingStorage {
     /// Changes with every save and removal of `key`, by any process: the fingerprint of the key's file.
     public func fingerprint(key: String) throws(StorageError) -> StorageFingerprint {
         try fileOperation(.fingerprint, key) { try files.fingerprint(key: key) }
+    }
+
+    /// Calls `onChange` when the sealed file of `key` may have changed: ``FileStorage``'s watch of the directory.
+    ///
+    /// - Throws: `StorageError` (operation `.watch`) if the directory cannot be made or watched.
+    public func watchChanges(
+        of key: String,
+        _ onChange: @escaping @Sendable () -> Void
+    ) throws(StorageError) -> StorageWatch {
+        try files.watchChanges(of: key, onChange)
     }
 
     /// Seals `data`, stores it under `key` and returns the fingerprint of exactly this save.

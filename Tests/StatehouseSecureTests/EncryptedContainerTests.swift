@@ -32,6 +32,27 @@ struct EncryptedContainerTests {
         #expect(!FileManager.default.fileExists(atPath: file.path))
     }
 
+    /// Followed by push, as on a plain `FileStorage`: the container watches the directory (one inotify watch). The
+    /// storage could not notify before, and containers polled it four times a second.
+    @Test func aValueAnotherWriterSealsReachesTheListenersWithoutAPoll() async throws {
+        let directory = TemporaryDirectory()
+        let key = EncryptionKey.random()
+        let credentials = StateContainer(
+            Credentials(), key: "secure.pushed", storage: EncryptedStorage(directory: directory.url, key: key),
+            externalChanges: .watch(safetyNet: .seconds(3600))
+        )
+        #if os(Linux)
+        #expect(KernelWatches.inotifyWatches(on: directory.url.path) == 1)
+        #endif
+        let seen = Recorder<Credentials>()
+        let token = credentials.observe { seen.append($0) }
+        let outside = Credentials(user: "ann", password: uniqueSecret())
+        try EncryptedStorage(directory: directory.url, key: key)
+            .save(try JSONEncoder().encode(outside), key: "secure.pushed")
+        #expect(await eventually { seen.elements.last == outside })
+        token.cancel()
+    }
+
     @Test func aCodableValueSurvivesAReopenWithTheKeyFromItsFile() throws {
         let directory = TemporaryDirectory()
         let keyFile = directory.url.appendingPathComponent("keys/state.key")
