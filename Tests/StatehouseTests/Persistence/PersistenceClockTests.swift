@@ -49,12 +49,12 @@ struct PersistenceClockTests {
     /// documentation says, not at the safety net's (here an hour).
     @Test func watchingAStorageThatCannotNotifyPollsAtThePollRate() async throws {
         let clock = ManualClock()
-        let directory = TemporaryDirectory()
+        let storage = AttackMemoryStorage()  // detects changes by fingerprint, cannot notify
         let count = StateContainer(
-            0, key: "clock.detectOnly", storage: DetectOnlyStorage(FileStorage(directory: directory.url)),
-            codec: .json, writes: .coalesced, externalChanges: .watch(safetyNet: .seconds(3600)), clock: clock
+            0, key: "clock.detectOnly", storage: storage, codec: .json, writes: .coalesced,
+            externalChanges: .watch(safetyNet: .seconds(3600)), clock: clock
         )
-        try FileStorage(directory: directory.url).save(Data("41".utf8), key: "clock.detectOnly")
+        try storage.save(Data("41".utf8), key: "clock.detectOnly")
         await clock.waitForSleepers(1)
         #expect(count.value == 0, "reloaded before the check was due")
         clock.advance(by: ExternalChanges.pollInterval)
@@ -75,19 +75,3 @@ struct PersistenceClockTests {
     }
 }
 
-/// A storage that detects changes (fingerprints) but cannot notify of them, as a third party's may be.
-private struct DetectOnlyStorage: ChangeDetectingStorage {
-    let base: FileStorage
-
-    init(_ base: FileStorage) {
-        self.base = base
-    }
-
-    func load(key: String) throws -> Data? { try base.load(key: key) }
-    func save(_ data: Data, key: String) throws { try base.save(data, key: key) }
-    func remove(key: String) throws { try base.remove(key: key) }
-    func fingerprint(key: String) throws -> StorageFingerprint { try base.fingerprint(key: key) }
-    func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
-        try base.saveReturningFingerprint(data, key: key)
-    }
-}
