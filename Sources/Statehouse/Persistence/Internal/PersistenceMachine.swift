@@ -181,10 +181,13 @@ struct PersistenceMachine<Value: Sendable> {
     }
 
     /// Every transaction of the update failed: the owner did not change. If the last one's outcome is unknown, its
-    /// commit may have landed: the next check reads the key again, whatever it holds.
-    mutating func transactionFailed(outcomeUnknown: Bool) {
+    /// commit may have landed: the next check reads the key again, whatever it holds. `unkept` says why the key
+    /// holds data another process stored that the transaction could neither use nor keep aside: then no write may
+    /// replace it either (see ``Write/keepAsideFirst(_:number:)``), as after a check that found it.
+    mutating func transactionFailed(outcomeUnknown: Bool, unkept: StorageError? = nil) {
         inTransaction = false
         if outcomeUnknown { knownFingerprint = nil }
+        if let unkept { unkeptOutsideData = unkept }
     }
 
     // MARK: Outside changes

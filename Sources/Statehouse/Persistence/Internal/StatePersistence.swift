@@ -268,14 +268,15 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     func updateInTransaction(_ attempt: (_ stored: Value?) -> Value, adopt: () -> Snapshot?) {
         guard let transactional else { return }
         var keptAside: (data: Data, error: StorageError)?
+        var unkept: StorageError?
         let outcome: Outcome = writer.sync {
             let number = machine.withLock { $0.beginTransaction() }
             var failures = 0
             while true {
                 do {
-                    let fingerprint = try transactWritingOverOnlyKeptData(transactional, keptAside: &keptAside) {
-                        try encoded(attempt($0))
-                    }
+                    let fingerprint = try transactWritingOverOnlyKeptData(
+                        transactional, keptAside: &keptAside, unkept: &unkept
+                    ) { try encoded(attempt($0)) }
                     let adopted = adopt()
                     machine.withLock { $0.transactionCommitted(adopted: adopted, fingerprint: fingerprint) }
                     return .written(number: number)
@@ -286,7 +287,7 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
                     guard let delay = PersistenceMachine<Value>.retryDelay(
                         afterFailedAttempts: failures, error: failure, outcomeUnknown: unknown
                     ) else {
-                        machine.withLock { $0.transactionFailed(outcomeUnknown: unknown) }
+                        machine.withLock { $0.transactionFailed(outcomeUnknown: unknown, unkept: unkept) }
                         return .failed(failure, number: number)
                     }
                     // On the caller's thread, which waits for its update anyway (as it waits for the storage).
@@ -304,12 +305,13 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// stored does not decode. Bytes that do not decode are written over only once a copy of them is kept aside:
     /// the transaction is abandoned, the copy made outside it (a storage may not be reentered from its transaction),
     /// and the transaction run again, which goes on if the key still holds those very bytes. `keptAside` is the last
-    /// copy made, and what reports it.
+    /// copy made, and what reports it; `unkept` is set to the `.undecodable` error when no copy could be kept.
     ///
     /// - Throws: What the transaction throws, or the `.undecodable` error when no copy could be kept.
     private func transactWritingOverOnlyKeptData(
         _ transactional: any TransactionalStorage,
         keptAside: inout (data: Data, error: StorageError)?,
+        unkept: inout StorageError?,
         _ body: (Value?) throws -> Data?
     ) throws -> StorageFingerprint {
         while true {
@@ -335,7 +337,10 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
             } catch {
                 guard let notKept else { throw error }
                 let undecodable = undecodableOutsideData(notKept.data, error: notKept.cause)
-                guard undecodable.keptAside != nil else { throw undecodable }
+                guard undecodable.keptAside != nil else {
+                    unkept = undecodable
+                    throw undecodable
+                }
                 keptAside = (notKept.data, undecodable)
             }
         }
