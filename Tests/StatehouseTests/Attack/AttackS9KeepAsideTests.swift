@@ -4,16 +4,25 @@ import StatehouseTesting
 import Testing
 @testable import Statehouse
 
-/// A transactional storage where nothing can be kept aside: every save under an aside key fails, as on a full disk
-/// or a read-only aside place.
-private final class AsideRefusingStorage: TransactionalStorage {
+/// A transactional storage that can refuse every save under an aside key (as on a full disk or a read-only aside
+/// place), and lists its keys.
+private final class S9Storage: TransactionalStorage {
     struct NoRoom: Error {}
     let inner = AttackMemoryStorage()
+    let refusesAside: Bool
+    private let saved = Locked(Set<String>())
+
+    init(refusesAside: Bool) {
+        self.refusesAside = refusesAside
+    }
+
+    func keys() -> [String] { saved.withLock { Array($0) } }
 
     func load(key: String) throws -> Data? { try inner.load(key: key) }
     func save(_ data: Data, key: String) throws {
-        guard !key.contains(".undecodable.") else { throw NoRoom() }
+        guard !refusesAside || !key.contains(".undecodable.") else { throw NoRoom() }
         try inner.save(data, key: key)
+        saved.withLock { _ = $0.insert(key) }
     }
     func remove(key: String) throws { try inner.remove(key: key) }
     func fingerprint(key: String) throws -> StorageFingerprint { try inner.fingerprint(key: key) }
@@ -28,7 +37,7 @@ private final class AsideRefusingStorage: TransactionalStorage {
     /// "nothing is written over it until one is": a plain write afterwards (modify, then flush) must refuse too.
     @Test(arguments: [WritePolicy.writeThrough, .coalesced])
     func aWriteAfterAnUpdateRefusedForUnkeptBytesDoesNotOverwriteThem(writes: WritePolicy) throws {
-        let storage = AsideRefusingStorage()
+        let storage = S9Storage(refusesAside: true)
         let key = "s9.aside.tx.\(writes)"
         let count = StateContainer(
             0, key: key, storage: storage, codec: .json, writes: writes, externalChanges: .ignore,
@@ -46,5 +55,27 @@ private final class AsideRefusingStorage: TransactionalStorage {
         try storage.save(Data("7".utf8), key: key)
         try count.flush()
         #expect(try storage.load(key: key) == Data("5".utf8))
+    }
+
+    /// Bad bytes another process stores while a local change waits for its coalesced write: the check for outside
+    /// changes skips the key while a local change is pending, so nothing has looked at them when the write comes.
+    /// They are not a value this process could have read, and keeping them aside costs nothing here: they must not
+    /// be lost.
+    @Test func badBytesStoredDuringTheCoalescingWindowAreKeptAsideBeforeTheWrite() throws {
+        let storage = S9Storage(refusesAside: false)
+        let key = "s9.aside.window"
+        let clock = ManualClock()
+        let count = StateContainer(
+            0, key: key, storage: storage, codec: .json, writes: .coalesced(window: .seconds(1)),
+            externalChanges: .poll(every: .milliseconds(1)), clock: clock
+        )
+        count.modify(1)  // pending until the window ends (the manual clock never moves) or a flush
+        let garbage = Data("tampered".utf8)
+        try storage.save(garbage, key: key)  // another process
+        try count.flush()
+        #expect(try storage.load(key: key) == Data("1".utf8))
+        let kept = storage.keys().filter { $0.hasPrefix("\(key).undecodable.") }
+        #expect(kept.count == 1)
+        #expect(try kept.first.flatMap { try storage.load(key: $0) } == garbage)
     }
 }

@@ -114,6 +114,18 @@ struct PersistenceMachine<Value: Sendable> {
         return .write(latest, number: lastOutcomeNumber)
     }
 
+    /// Whether the key's data, whose fingerprint is `now`, is other than what this process last read or wrote (when
+    /// it knows what that was): another process stored it since.
+    func isUnseen(_ now: StorageFingerprint) -> Bool {
+        knownFingerprint.map { $0 != now } ?? false
+    }
+
+    /// A write found data another process stored that could be neither used nor kept aside, for the reason `error`
+    /// gives: no write may replace it until a copy is kept, or the key holds something else.
+    mutating func holdWrites(_ error: StorageError) {
+        unkeptOutsideData = error
+    }
+
     /// The data ``unkeptOutsideData`` is about is kept aside now, or the key no longer holds it: writes may go on.
     mutating func outsideDataIsSafe() {
         unkeptOutsideData = nil

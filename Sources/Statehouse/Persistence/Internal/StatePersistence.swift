@@ -150,15 +150,21 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         case .keepAsideFirst(let snapshot, let number):
             if let held = keepUnkeptOutsideDataAside() { return .failed(held, number: number) }
             machine.withLock { $0.outsideDataIsSafe() }
-            return write(.write(snapshot, number: number))
+            return store(snapshot, number: number)
         case .write(let snapshot, let number):
-            do {
-                let written = try store(try encoded(snapshot.value))
-                machine.withLock { $0.wrote(snapshot, fingerprint: written) }
-                return .written(number: number)
-            } catch {
-                return .failed(error, number: number)
-            }
+            if let held = keepUnseenOutsideDataAside() { return .failed(held, number: number) }
+            return store(snapshot, number: number)
+        }
+    }
+
+    /// Runs on `writer`: writes `snapshot`, whose outcome is numbered `number`.
+    private func store(_ snapshot: Snapshot, number: UInt64) -> Outcome {
+        do {
+            let written = try store(try encoded(snapshot.value))
+            machine.withLock { $0.wrote(snapshot, fingerprint: written) }
+            return .written(number: number)
+        } catch {
+            return .failed(error, number: number)
         }
     }
 
