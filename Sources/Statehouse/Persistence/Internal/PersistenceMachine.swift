@@ -114,6 +114,18 @@ struct PersistenceMachine<Value: Sendable> {
         return .write(latest, number: lastOutcomeNumber)
     }
 
+    /// Whether the key's data, whose fingerprint is `now`, is other than what this process last read or wrote (when
+    /// it knows what that was): another process stored it since.
+    func isUnseen(_ now: StorageFingerprint) -> Bool {
+        knownFingerprint.map { $0 != now } ?? false
+    }
+
+    /// A write found data another process stored that could be neither used nor kept aside, for the reason `error`
+    /// gives: no write may replace it until a copy is kept, or the key holds something else.
+    mutating func holdWrites(_ error: StorageError) {
+        unkeptOutsideData = error
+    }
+
     /// The data ``unkeptOutsideData`` is about is kept aside now, or the key no longer holds it: writes may go on.
     mutating func outsideDataIsSafe() {
         unkeptOutsideData = nil
@@ -181,10 +193,13 @@ struct PersistenceMachine<Value: Sendable> {
     }
 
     /// Every transaction of the update failed: the owner did not change. If the last one's outcome is unknown, its
-    /// commit may have landed: the next check reads the key again, whatever it holds.
-    mutating func transactionFailed(outcomeUnknown: Bool) {
+    /// commit may have landed: the next check reads the key again, whatever it holds. `unkept` says why the key
+    /// holds data another process stored that the transaction could neither use nor keep aside: then no write may
+    /// replace it either (see ``Write/keepAsideFirst(_:number:)``), as after a check that found it.
+    mutating func transactionFailed(outcomeUnknown: Bool, unkept: StorageError? = nil) {
         inTransaction = false
         if outcomeUnknown { knownFingerprint = nil }
+        if let unkept { unkeptOutsideData = unkept }
     }
 
     // MARK: Outside changes

@@ -27,6 +27,28 @@ extension StatePersistence {
         }
     }
 
+    /// Runs on `writer`, before a write: data another process stored since this process last read or wrote the key
+    /// was looked at by no check (checks skip the key while a local change is pending, since that change is newer
+    /// and replaces any value stored meanwhile). A value is replaced as usual; bytes that do not decode are kept
+    /// aside first, as a check would have kept them; what cannot be read holds no bytes to keep, and is written
+    /// over as before. Returns `nil` when the write may go on, or the error that refuses it, and then holds the
+    /// following writes back too (see ``PersistenceMachine/unkeptOutsideData``).
+    func keepUnseenOutsideDataAside() -> StorageError? {
+        guard let changeDetecting, let now = try? changeDetecting.fingerprint(key: key),
+            machine.withLock({ $0.isUnseen(now) }),
+            let data = try? storage.load(key: key),
+            (try? codec.decode(data)) == nil
+        else { return nil }
+        do {
+            _ = try storage.setAside(data, from: key)
+            return nil
+        } catch {
+            let held = withheldWrite(because: error)
+            machine.withLock { $0.holdWrites(held) }
+            return held
+        }
+    }
+
     private func withheldWrite(because error: any Error) -> StorageError {
         let held = machine.withLock { $0.unkeptOutsideData }
         let reason = (error as? StorageError)?.message ?? "\(CodingFailure.describe(error))."

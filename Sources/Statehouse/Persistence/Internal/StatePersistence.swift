@@ -150,15 +150,21 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         case .keepAsideFirst(let snapshot, let number):
             if let held = keepUnkeptOutsideDataAside() { return .failed(held, number: number) }
             machine.withLock { $0.outsideDataIsSafe() }
-            return write(.write(snapshot, number: number))
+            return store(snapshot, number: number)
         case .write(let snapshot, let number):
-            do {
-                let written = try store(try encoded(snapshot.value))
-                machine.withLock { $0.wrote(snapshot, fingerprint: written) }
-                return .written(number: number)
-            } catch {
-                return .failed(error, number: number)
-            }
+            if let held = keepUnseenOutsideDataAside() { return .failed(held, number: number) }
+            return store(snapshot, number: number)
+        }
+    }
+
+    /// Runs on `writer`: writes `snapshot`, whose outcome is numbered `number`.
+    private func store(_ snapshot: Snapshot, number: UInt64) -> Outcome {
+        do {
+            let written = try store(try encoded(snapshot.value))
+            machine.withLock { $0.wrote(snapshot, fingerprint: written) }
+            return .written(number: number)
+        } catch {
+            return .failed(error, number: number)
         }
     }
 
@@ -268,14 +274,15 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     func updateInTransaction(_ attempt: (_ stored: Value?) -> Value, adopt: () -> Snapshot?) {
         guard let transactional else { return }
         var keptAside: (data: Data, error: StorageError)?
+        var unkept: StorageError?
         let outcome: Outcome = writer.sync {
             let number = machine.withLock { $0.beginTransaction() }
             var failures = 0
             while true {
                 do {
-                    let fingerprint = try transactWritingOverOnlyKeptData(transactional, keptAside: &keptAside) {
-                        try encoded(attempt($0))
-                    }
+                    let fingerprint = try transactWritingOverOnlyKeptData(
+                        transactional, keptAside: &keptAside, unkept: &unkept
+                    ) { try encoded(attempt($0)) }
                     let adopted = adopt()
                     machine.withLock { $0.transactionCommitted(adopted: adopted, fingerprint: fingerprint) }
                     return .written(number: number)
@@ -286,7 +293,7 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
                     guard let delay = PersistenceMachine<Value>.retryDelay(
                         afterFailedAttempts: failures, error: failure, outcomeUnknown: unknown
                     ) else {
-                        machine.withLock { $0.transactionFailed(outcomeUnknown: unknown) }
+                        machine.withLock { $0.transactionFailed(outcomeUnknown: unknown, unkept: unkept) }
                         return .failed(failure, number: number)
                     }
                     // On the caller's thread, which waits for its update anyway (as it waits for the storage).
@@ -304,12 +311,13 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// stored does not decode. Bytes that do not decode are written over only once a copy of them is kept aside:
     /// the transaction is abandoned, the copy made outside it (a storage may not be reentered from its transaction),
     /// and the transaction run again, which goes on if the key still holds those very bytes. `keptAside` is the last
-    /// copy made, and what reports it.
+    /// copy made, and what reports it; `unkept` is set to the `.undecodable` error when no copy could be kept.
     ///
     /// - Throws: What the transaction throws, or the `.undecodable` error when no copy could be kept.
     private func transactWritingOverOnlyKeptData(
         _ transactional: any TransactionalStorage,
         keptAside: inout (data: Data, error: StorageError)?,
+        unkept: inout StorageError?,
         _ body: (Value?) throws -> Data?
     ) throws -> StorageFingerprint {
         while true {
@@ -335,7 +343,10 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
             } catch {
                 guard let notKept else { throw error }
                 let undecodable = undecodableOutsideData(notKept.data, error: notKept.cause)
-                guard undecodable.keptAside != nil else { throw undecodable }
+                guard undecodable.keptAside != nil else {
+                    unkept = undecodable
+                    throw undecodable
+                }
                 keptAside = (notKept.data, undecodable)
             }
         }
