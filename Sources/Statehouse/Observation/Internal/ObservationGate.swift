@@ -11,11 +11,12 @@ import Synchronization
 /// reports every change from then on.
 ///
 /// No change is missed that the plain registrar would report. A tracked read sets ``isTracked`` before it reads the
-/// value, and registers its tracking only after: a change that found the flag clear came before that read, in the
-/// order of the flag's sequentially consistent operations, so the registrar would have had no tracking to call for
-/// it either (Observation calls only the trackings registered before the change's `willSet`). The flag never goes
-/// back. `ObservationGateTests` hammers that window, and would fail at once if a later Observation stopped hashing
-/// key paths as they are read.
+/// value, and registers its tracking only after. A change checks the flag before it changes the value and again
+/// after: a tracked read that began in between (the changing thread may be preempted there) may have read the
+/// value before the change, so the change is reported then, late, rather than not at all. The late report reaches
+/// every tracking registered before it, so every one the plain registrar's earlier `willSet` would have reached;
+/// a change that finds the flag clear both times ended before any tracked read began. The flag never goes back. `ObservationGateTests` hammers the first tracked read against a writer,
+/// and would fail at once if a later Observation stopped hashing key paths as they are read.
 @usableFromInline
 struct ObservationGate: ~Copyable, Sendable {
     /// Whether a tracked read has happened: from then on, changes are reported to ``registrar``. First, so that its
@@ -40,10 +41,15 @@ struct ObservationGate: ~Copyable, Sendable {
         }
     }
 
-    /// Runs `change`, between the registrar's `willSet` and `didSet` if the owner is tracked.
+    /// Runs `change`, between the registrar's `willSet` and `didSet` if the owner is tracked; reports it after the
+    /// fact if the owner became tracked while it ran.
     @inlinable @inline(__always)
     func changing<Result>(_ change: () throws -> Result) rethrows -> Result {
-        guard isTracked.load(ordering: .sequentiallyConsistent) else { return try change() }
+        guard isTracked.load(ordering: .sequentiallyConsistent) else {
+            let result = try change()
+            if isTracked.load(ordering: .sequentiallyConsistent) { registrar.changing {} }
+            return result
+        }
         return try registrar.changing(change)
     }
 }
