@@ -52,7 +52,7 @@ import Statehouse
 /// sealed with the new key the next time it is written. See <doc:RotatingTheKey>.
 ///
 /// Several processes may share the directory: it is a `ChangeNotifyingStorage`, so containers follow the changes
-/// other processes save within milliseconds, through the same directory watch as ``FileStorage``.
+/// other processes save within milliseconds, through the same directory watch as `FileStorage`.
 public struct EncryptedStorage: ChangeNotifyingStorage {
     /// The directory holding the sealed files.
     public var directory: URL { files.directory }
@@ -104,7 +104,7 @@ public struct EncryptedStorage: ChangeNotifyingStorage {
         try fileOperation(.fingerprint, key) { try files.fingerprint(key: key) }
     }
 
-    /// Calls `onChange` when the sealed file of `key` may have changed: ``FileStorage``'s watch of the directory.
+    /// Calls `onChange` when the sealed file of `key` may have changed: `FileStorage`'s watch of the directory.
     ///
     /// - Throws: `StorageError` (operation `.watch`) if the directory cannot be made or watched.
     public func watchChanges(
