@@ -74,7 +74,6 @@ struct WorkQueue<Work: Sendable>: Sendable {
         return nil
     }
 
-    /// What the worker does after an item.
     /// Makes the caller the worker if nobody works (then nothing is queued either): it does its work at once, and
     /// need not build the queued form of it (an idle store's `dispatch` makes no `StoreWork`).
     /// - Returns: Whether the caller is now the worker; if not, it must ``submit(_:mergingWithLast:)`` its work.
@@ -85,6 +84,7 @@ struct WorkQueue<Work: Sendable>: Sendable {
         return true
     }
 
+    /// The caller starts working, with its whole share for other threads' items ahead of it.
     @inlinable @inline(__always)
     mutating func becomeWorker() {
         isWorking = true
@@ -93,6 +93,7 @@ struct WorkQueue<Work: Sendable>: Sendable {
         inBackground = false
     }
 
+    /// What the worker does after an item.
     @inlinable @inline(__always)
     mutating func next() -> Next {
         guard let first = queue.first else {
