@@ -15,8 +15,9 @@ import Synchronization
 /// after: a tracked read that began in between (the changing thread may be preempted there) may have read the
 /// value before the change, so the change is reported then, late, rather than not at all. The late report reaches
 /// every tracking registered before it, so every one the plain registrar's earlier `willSet` would have reached;
-/// a change that finds the flag clear both times ended before any tracked read began. The flag never goes back. `ObservationGateTests` hammers the first tracked read against a writer,
-/// and would fail at once if a later Observation stopped hashing key paths as they are read.
+/// a change that finds the flag clear both times ended before any tracked read began. The flag never goes back.
+/// `ObservationGateTests` hammers the first tracked read against a writer, and would fail at once if a later
+/// Observation stopped hashing key paths as they are read.
 @usableFromInline
 struct ObservationGate: ~Copyable, Sendable {
     /// Whether a tracked read has happened: from then on, changes are reported to ``registrar``. First, so that its
