@@ -139,7 +139,7 @@ import Testing
         let fired = Atomic<Int>(0)
         withObservationTracking { read() } onChange: { fired.add(1, ordering: .relaxed) }
         change()
-        #expect(await eventually(timeout: .seconds(30)) { fired.load(ordering: .relaxed) == 1 })
+        #expect(await eventually { fired.load(ordering: .relaxed) == 1 })
     }
 
     /// Tracking nested in another: the outer tracking hears a change of what only the inner one read.
@@ -152,7 +152,7 @@ import Testing
             withObservationTracking { read() } onChange: { inner.add(1, ordering: .relaxed) }
         } onChange: { outer.add(1, ordering: .relaxed) }
         change()
-        #expect(await eventually(timeout: .seconds(30)) {
+        #expect(await eventually {
             outer.load(ordering: .relaxed) == 1 && inner.load(ordering: .relaxed) == 1
         })
     }
@@ -165,7 +165,7 @@ import Testing
         let fired = Atomic<Int>(0)
         withObservationTracking { read() } onChange: { fired.add(1, ordering: .relaxed) }
         change()
-        #expect(await eventually(timeout: .seconds(30)) { fired.load(ordering: .relaxed) == 1 })
+        #expect(await eventually { fired.load(ordering: .relaxed) == 1 })
     }
 
     /// Many subjects made and tracked at once on several threads, all hashing the one probe counter: each thread's
