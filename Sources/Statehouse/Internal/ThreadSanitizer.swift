@@ -9,7 +9,7 @@ import Musl
 /// The hooks are looked up once in the running process: they exist only when ThreadSanitizer's runtime is linked
 /// in. On Apple platforms `Mutex` is an `os_unfair_lock`, which ThreadSanitizer already understands.
 @usableFromInline
-enum ThreadSanitizer {
+package enum ThreadSanitizer {
     @usableFromInline typealias Hook = @convention(c) (UnsafeRawPointer) -> Void
 
     @usableFromInline
@@ -31,4 +31,7 @@ enum ThreadSanitizer {
         return nil
         #endif
     }()
+
+    /// Whether the process runs under ThreadSanitizer (its runtime's hooks are linked in).
+    package static var isActive: Bool { hooks != nil }
 }

@@ -74,14 +74,18 @@ struct WorkQueue<Work: Sendable>: Sendable {
         return nil
     }
 
-    /// Makes the caller the worker if nobody works (then nothing is queued either): it does its work at once, and
-    /// need not build the queued form of it (an idle store's `dispatch` makes no `StoreWork`).
-    /// - Returns: Whether the caller is now the worker; if not, it must ``submit(_:mergingWithLast:)`` its work.
+    /// Makes the caller the worker if nobody works (then nothing is queued either), or queues `work()`: one
+    /// critical section either way, and the queued form of the work is built only when it is queued (an idle
+    /// store's `dispatch` makes no `StoreWork`).
+    /// - Returns: Whether the caller is now the worker, and must do its work at once.
     @inlinable @inline(__always)
-    mutating func startWorkingIfIdle() -> Bool {
-        guard !isWorking else { return false }
-        becomeWorker()
-        return true
+    mutating func startWorkingOrQueue(_ work: () -> Work) -> Bool {
+        guard isWorking else {
+            becomeWorker()
+            return true
+        }
+        _ = submit(work())
+        return false
     }
 
     /// The caller starts working, with its whole share for other threads' items ahead of it.

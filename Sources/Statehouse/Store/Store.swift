@@ -164,11 +164,9 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         if let forward { return forward(action) }
         // An idle store, the common case, applies the action at once, without wrapping it in a `StoreWork` for the
         // queue: copying and destroying that generic enum cost more than the reducer.
-        if inbox.withLock({ $0.startWorkingIfIdle() }) {
-            pipeline?(self, action)
-            return processQueued()
-        }
-        submit(.action(action, origin: nil))
+        guard inbox.withLock({ $0.startWorkingOrQueue { .action(action, origin: nil) } }) else { return }
+        pipeline?(self, action)
+        processQueued()
     }
 
     /// Does `work` now if the store is idle, then what is queued meanwhile, up to this caller's share; or queues it

@@ -23,7 +23,9 @@ import Testing
         @Listenable var name = "NIX"
     }
 
-    final class Box: @unchecked Sendable {  // @unchecked: only read and changed on the test's thread
+    // @unchecked: each Box is read and changed only by the one thread that made it (each test's thread, or each of
+    // the concurrent test's threads for its own subjects), never shared.
+    final class Box: @unchecked Sendable {
         var text = ""
     }
 
