@@ -135,6 +135,34 @@ struct PostgresWatchTests {
         }
     }
 
+    /// A watch added while the listener listens is live at once: its first call must not depend on a query, which
+    /// here cannot run (another session holds the table locked, and new sessions give up on a lock after 100 ms).
+    @Test func aWatchAddedWhileListeningGetsItsFirstCallWhenNoQueryCanRun() async throws {
+        try await withStorage { storage in
+            let (first, second) = (Calls(), Calls())
+            let watch = try storage.watchChanges(of: "a") { first() }
+            defer { watch.cancel() }
+            #expect(await eventually { first.count == 1 })
+            let logger = Logger(label: "test")
+            try await withClient { admin in
+                try await admin.withConnection { connection in
+                    try cluster.sql("ALTER DATABASE postgres SET lock_timeout = '100ms'", database: "template1")
+                    defer { _ = try? cluster.sql("ALTER DATABASE postgres RESET lock_timeout", database: "template1") }
+                    try await connection.query("BEGIN", logger: logger)
+                    try await connection.query(
+                        "LOCK TABLE \(unescaped: storage.table) IN ACCESS EXCLUSIVE MODE", logger: logger
+                    )
+                    let late = try storage.watchChanges(of: "b") { second() }
+                    defer { late.cancel() }
+                    #expect(await eventually { second.count == 1 }, "the watch's first call waited for a query")
+                    try await connection.query("COMMIT", logger: logger)
+                    try storage.save(Data("1".utf8), key: "b")
+                    #expect(await eventually { second.count == 2 })
+                }
+            }
+        }
+    }
+
     /// Stores "1" under the key "k" of `table` through `connection` while every other session of the database is
     /// away: new connections are refused (set from another database: a database cannot refuse its own connections)
     /// and the open ones ended. The caller allows connections again. Returns `connection`'s backend pid.

@@ -8,7 +8,8 @@ struct WatchRegistryTests {
     private func registry(watching key: String) -> (WatchRegistry, Recorder<Void>, UInt64) {
         var registry = WatchRegistry()
         let calls = Recorder<Void>()
-        let id = registry.add({ calls.append(()) }, of: key)
+        let (id, firstCall) = registry.add({ calls.append(()) }, of: key, isListening: false)
+        #expect(firstCall == nil)
         return (registry, calls, id)
     }
 
@@ -49,5 +50,31 @@ struct WatchRegistryTests {
         registry.remove(id, of: "a")
         #expect(registry.isEmpty)
         #expect(call(registry.notified(.version(2), of: "a")) == 0)
+    }
+
+    @Test func aWatcherAddedWhileListeningIsCalledAtOnceAndOnlyForNewsAfterwards() {
+        var (registry, first, _) = registry(watching: "a")
+        _ = registry.caughtUp(["a": 5], for: ["a"])
+        let second = Recorder<Void>()
+        let (_, firstCall) = registry.add({ second.append(()) }, of: "a", isListening: true)
+        firstCall?()
+        #expect(second.count == 1)
+        #expect(call(registry.caughtUp(["a": 5], for: ["a"])) == 0)
+        #expect(call(registry.notified(.version(6), of: "a")) == 2)
+        #expect(first.count == 1)
+    }
+
+    /// The key's other watcher already heard of version 6, announced before the new watcher was added; the new one,
+    /// added while the listener reconnected, must still get its first call at the catch-up, where 6 is no news.
+    @Test func aWatcherAddedWhileReconnectingIsCalledAtTheCatchUpEvenIfTheVersionIsKnown() {
+        var (registry, first, _) = registry(watching: "a")
+        _ = registry.caughtUp(["a": 5], for: ["a"])
+        #expect(call(registry.notified(.version(6), of: "a")) == 1)
+        let late = Recorder<Void>()
+        _ = registry.add({ late.append(()) }, of: "a", isListening: false)
+        #expect(call(registry.caughtUp(["a": 6], for: ["a"])) == 1)
+        #expect(late.count == 1)
+        #expect(first.count == 1)
+        #expect(call(registry.caughtUp(["a": 6], for: ["a"])) == 0)
     }
 }

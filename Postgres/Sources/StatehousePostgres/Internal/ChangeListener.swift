@@ -35,22 +35,17 @@ final class ChangeListener: Sendable {
     /// Calls `onChange` whenever the row of `key` changes, until the returned watch is cancelled.
     func watch(_ key: StoredKey, _ onChange: @escaping @Sendable () -> Void) -> StorageWatch {
         let digest = key.hexDigest
-        let (id, catchUpNow) = state.withLockedValue { state in
-            let id = state.registry.add(onChange, of: digest)
+        let (id, firstCall) = state.withLockedValue { state in
+            let added = state.registry.add(onChange, of: digest, isListening: state.isListening)
             if state.task == nil {
                 state.generation += 1
                 state.task = listen(generation: state.generation)
             }
-            return (id, state.isListening)
+            return added
         }
-        if catchUpNow {
-            Task(executorPreference: runner.executor) { [weak self, runner] in
-                // On failure the key waits for its next notification, or the catch-up after the listener reconnects.
-                try? await runner.client.withConnection { connection in
-                    try await self?.catchUp([digest], on: connection)
-                }
-            }
-        }
+        // Listening already: the watch is live now, and needs no query (a failed one left the first call to the
+        // key's next change). Otherwise the catch-up after listening makes the first call.
+        deliver(firstCall.map { [$0] } ?? [])
         return StorageWatch { [weak self] in
             self?.stopWatching(id, of: digest)
         }
