@@ -38,8 +38,9 @@ import Statehouse
 /// - On an event loop's thread (a SwiftNIO channel handler, a task on an event-loop executor) the operations throw
 ///   `StorageError.Kind.invalidConfiguration` instead of blocking the loop their own connection may need.
 ///
-/// Every failure is a `StorageError` with the key, the operation and postgres-nio's error as its cause; messages
-/// never hold the value or the password. (A `PSQLError`'s `String(reflecting:)` includes its query and parameters.)
+/// Every failure is a `StorageError` with the key, the operation and what postgres-nio reported as its cause
+/// (``PostgresErrorCause``: not postgres-nio's `PSQLError`, whose query holds the value); neither messages nor causes
+/// hold the value or the password.
 public final class PostgresStorage: Sendable {
     /// The client whose pooled connections the storage uses.
     public let client: PostgresClient
@@ -109,7 +110,7 @@ public final class PostgresStorage: Sendable {
         let stored = StoredKey(key)
         try perform(.remove, key: key) { runner, deadline in
             try await runner.withConnection(until: deadline) { connection in
-                _ = try await connection.query(
+                try await connection.run(
                     """
                     UPDATE \(unescaped: runner.names.table)
                     SET value = NULL, version = nextval('\(unescaped: runner.names.sequence)'), updated_at = now()

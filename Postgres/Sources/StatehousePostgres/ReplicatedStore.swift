@@ -181,7 +181,10 @@ public final class ReplicatedStore<State: Codable & Sendable, Action: Codable & 
         } catch let error as StorageError {
             throw error
         } catch {
-            throw StorageError(.io, key: nil, operation: .save, message: "\(error)", cause: error)
+            throw StorageError(
+                .io, key: nil, operation: .save, message: PostgresFailure.describe(error),
+                cause: PostgresErrorCause.redacting(error)
+            )
         }
     }
 

@@ -182,7 +182,24 @@ struct PostgresStorageTests {
             #expect(error?.operation == .save)
             #expect(error?.message.contains("23514") == true)
             #expect(error?.message.contains("secret") == false)
-            #expect(error?.cause is PSQLError)
+            // postgres-nio's error keeps the query, whose parameters hold the value: the cause must not.
+            #expect(!dumped(error).contains("secret"))
+            #expect(!dumped(error).contains(hexBytes(of: "secret-value")))
+            let cause = try #require(error?.cause as? PostgresErrorCause)
+            #expect(cause.sqlState == "23514")
+            #expect(cause.code == "server")
         }
     }
+}
+
+/// Everything `dump` shows of `value`: what a debugger or a log of the whole error would show.
+func dumped(_ value: Any?) -> String {
+    var text = ""
+    dump(value, to: &text)
+    return text
+}
+
+/// The bytes of `text` as hex digits (no separators), as a hex dump shows them.
+func hexBytes(of text: String) -> String {
+    Data(text.utf8).map { String(format: "%02x", $0) }.joined()
 }

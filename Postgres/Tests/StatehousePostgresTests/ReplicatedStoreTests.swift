@@ -52,6 +52,25 @@ struct ReplicatedStoreTests {
         }
     }
 
+    /// postgres-nio's error keeps the failed append's query, whose parameters hold the encoded action.
+    @Test func anAppendTheServerRefusesFailsWithACauseThatHoldsNoAction() async throws {
+        try await withClient { client in
+            let log = uniqueTable()
+            let store = try makeReplica(client, log: log)
+            try await whileRunning([store]) {
+                await store.waitUntilCaughtUp()
+                try cluster.sql("ALTER TABLE \(log) ADD CONSTRAINT small CHECK (octet_length(action) < 5) NOT VALID")
+                let error = await #expect(throws: StorageError.self) { try await store.send(.numbered(987_654_321)) }
+                let encoded = String(decoding: try JSONEncoder().encode(CounterAction.numbered(987_654_321)), as: UTF8.self)
+                #expect(!dumped(error).contains("987654321"))
+                #expect(!dumped(error).contains(hexBytes(of: encoded)))
+                #expect(!dumped(error).contains(hexBytes(of: "987654321")))
+                let cause = try #require(error?.cause as? PostgresErrorCause, "\(String(describing: error))")
+                #expect(cause.sqlState == "23514")
+            }
+        }
+    }
+
     @Test func aStoreStartingLaterCatchesUpFromTheNewestSnapshotAndTheLogAfterIt() async throws {
         try await withClient { client in
             let log = uniqueTable()

@@ -58,7 +58,7 @@ final class ActionLog: Sendable {
     func append(_ actions: [ByteBuffer], locals: [Int64], origin: UUID) async throws {
         let (count, names, logger) = (Int64(actions.count), names, logger)
         try await withConnection { connection in
-            _ = try await connection.query(
+            try await connection.run(
                 """
                 WITH head AS (
                     UPDATE \(unescaped: names.head) SET sequence = sequence + \(count) RETURNING sequence - \(count) AS base
@@ -126,7 +126,7 @@ final class ActionLog: Sendable {
     func saveSnapshot(_ state: ByteBuffer, after sequence: Int64) async throws {
         let (names, logger) = (names, logger)
         try await withConnection { connection in
-            _ = try await connection.query(
+            try await connection.run(
                 """
                 INSERT INTO \(unescaped: names.snapshots) (sequence, state) VALUES (\(sequence), \(state))
                 ON CONFLICT (sequence) DO NOTHING

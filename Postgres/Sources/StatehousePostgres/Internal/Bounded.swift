@@ -3,9 +3,9 @@ import NIOConcurrencyHelpers
 /// Runs `body` in a task of its own on `executor`, and stops waiting for it after `timeout` or when the calling task
 /// is cancelled: then `body` is cancelled and left to end when it will.
 ///
-/// A query on a connection whose backend was just terminated was seen to never answer, and not to heed
-/// cancellation either; a caller that awaited it directly (or in a task group, which waits for its children) would
-/// hang with it.
+/// A query that is never answered does not heed cancellation either; a caller that awaited it directly (or in a task
+/// group, which waits for its children) would hang with it. The known cause, a query sent on a connection that had
+/// closed, is avoided where statements are sent (GuardedQueries.swift); this bound is the last resort for others.
 ///
 /// Its locks are NIO's (pthread mutexes, which ThreadSanitizer sees) rather than `Synchronization.Mutex`, whose
 /// futex ThreadSanitizer does not see on Linux; the same goes for the rest of the replicated store.

@@ -127,7 +127,9 @@ final class OperationRunner: Sendable {
             Could not \(operation.rawValue)\(subject) in PostgreSQL table \(names.table): \
             \(PostgresFailure.describe(error)).
             """
-        return StorageError(.io, key: key, operation: operation, message: message, cause: error)
+        return StorageError(
+            .io, key: key, operation: operation, message: message, cause: PostgresErrorCause.redacting(error)
+        )
     }
 
     private static func subject(_ key: String?) -> String {

@@ -18,7 +18,12 @@ enum PostgresFailure {
         }
         // The pool could not connect for a while (the server is down or restarting); it keeps trying.
         return error as? ConnectionPoolError == .connectionCreationCircuitBreakerTripped || error is StillInProgress
+            || error is ClosedBeforeSending
     }
+
+    /// The leased connection had closed before a statement was sent on it: nothing was sent, and the pool will drop
+    /// the connection.
+    struct ClosedBeforeSending: Error {}
 
     /// A transaction whose connection was lost still shows as in progress: ask again in a moment.
     struct StillInProgress: Error {}
@@ -34,6 +39,7 @@ enum PostgresFailure {
     /// Whether the connection that failed with `error` is still there: any error but a lost connection, or a
     /// server error that ended the session (FATAL, such as `pg_terminate_backend`'s).
     static func leavesConnectionOpen(_ error: any Error) -> Bool {
+        if error is ClosedBeforeSending { return false }
         guard let error = error as? PSQLError else { return true }
         switch error.code {
         case .server:
@@ -62,6 +68,9 @@ enum PostgresFailure {
                 return "the PostgresClient has shut down (its run() ended)"
             }
             return "postgres-nio error \(error.code)"
+        }
+        if error is ClosedBeforeSending {
+            return "the connection had closed before the statement was sent"
         }
         if error as? ConnectionPoolError == .connectionCreationCircuitBreakerTripped {
             return "the PostgresClient could not connect to the server"

@@ -69,10 +69,10 @@ enum Schema {
         on connection: PostgresConnection,
         logger: Logger
     ) async throws {
-        try await connection.query("BEGIN", logger: logger)
+        try await connection.run("BEGIN", logger: logger)
         do {
             _ = try await connection.rows("SELECT pg_advisory_xact_lock(\(lock))", logger: logger)
-            try await connection.query(
+            try await connection.run(
                 """
                 CREATE TABLE IF NOT EXISTS statehouse_migrations (
                     table_name text NOT NULL,
@@ -88,16 +88,16 @@ enum Schema {
             ).map { try $0.decode(String.self) })
             for migration in migrations where !applied.contains(migration.name) {
                 for statement in migration.statements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
-                try await connection.query(
+                try await connection.run(
                     """
                     INSERT INTO statehouse_migrations (table_name, migration) VALUES (\(table), \(migration.name))
                     """,
                     logger: logger
                 )
             }
-            try await connection.query("COMMIT", logger: logger)
+            try await connection.run("COMMIT", logger: logger)
         } catch {
             await Transaction.rollBack(connection, after: error, logger: logger)
             throw error

@@ -35,7 +35,7 @@ struct Transaction {
     func run() async throws -> StorageFingerprint? {
         var answered: Answered?
         return try await runner.withConnection(until: deadline) { connection in
-            try await connection.query("BEGIN", logger: logger)
+            try await connection.run("BEGIN", logger: logger)
             do {
                 let stored = try await lockRow(on: connection)
                 if let answered {
@@ -67,7 +67,7 @@ struct Transaction {
         if let row = try await connection.rows(select, logger: logger).decodeFirst(Data?.self) {
             return row
         }
-        try await connection.query(
+        try await connection.run(
             """
             INSERT INTO \(unescaped: names.table) (key_digest, key, value, version)
             VALUES (\(key.digest), \(key.text), NULL, nextval('\(unescaped: names.sequence)'))
@@ -88,7 +88,7 @@ struct Transaction {
     private func store(_ data: Data?, replacing stored: Data?, on connection: PostgresConnection) async throws -> StorageFingerprint {
         guard data != nil || stored != nil else {
             // Removing what is not there: nothing to write, nothing to announce.
-            try await connection.query("COMMIT", logger: logger)
+            try await connection.run("COMMIT", logger: logger)
             return .absent
         }
         let written = try await connection.rows(
@@ -109,7 +109,7 @@ struct Transaction {
         // Once the caller gave up, no commit: it reported the transaction as one that stored nothing.
         guard call.mayCommit() else { throw CancellationError() }
         do {
-            try await connection.query("COMMIT", logger: logger)
+            try await connection.run("COMMIT", logger: logger)
         } catch where PostgresFailure.isTransient(error) {
             guard try await isCommitted(transaction) else { throw error }
         }
@@ -143,7 +143,7 @@ struct Transaction {
                     (\(PostgresFailure.describe(error))). It was not run again, so that it is never applied twice; \
                     read the key to see whether it was.
                     """,
-                cause: PostgresFailure.OutcomeUnknown(underlying: error)
+                cause: PostgresFailure.OutcomeUnknown(underlying: PostgresErrorCause.redacting(error))
             )
         }
     }
@@ -160,13 +160,12 @@ struct Transaction {
     }
 
     /// Ends the transaction on `connection` without its changes, after `error`. A connection that is lost needs
-    /// nothing: the server ends its transaction, and a query sent to it now could wait forever (postgres-nio does
-    /// not always answer a query sent to a connection that is closing). One that cannot even roll back is closed,
-    /// so that the pool never hands out a connection stuck in a failed transaction.
+    /// nothing: the server ends its transaction. One that cannot even roll back is closed, so that the pool never
+    /// hands out a connection stuck in a failed transaction.
     static func rollBack(_ connection: PostgresConnection, after error: (any Error)? = nil, logger: Logger) async {
         guard !connection.isClosed, error.map(PostgresFailure.leavesConnectionOpen) ?? true else { return }
         do {
-            try await connection.query("ROLLBACK", logger: logger)
+            try await connection.run("ROLLBACK", logger: logger)
         } catch {
             try? await connection.close()
         }
