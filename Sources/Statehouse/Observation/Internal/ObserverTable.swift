@@ -51,10 +51,11 @@ struct ObserverTable<Body> {
 
     /// Removes the entry of `subscription` from `slot` if it is still there; removing twice does nothing.
     ///
+    /// - Returns: Whether the entry was there.
     /// - Complexity: O(1) amortized.
-    @inlinable
-    mutating func remove(_ subscription: Subscription, at slot: Int) {
-        guard slot < entries.count, entries[slot]?.subscription === subscription else { return }
+    @inlinable @discardableResult
+    mutating func remove(_ subscription: Subscription, at slot: Int) -> Bool {
+        guard slot < entries.count, entries[slot]?.subscription === subscription else { return false }
         entries[slot] = nil
         count -= 1
         if count == 0 && entries.count > 64 {
@@ -63,6 +64,7 @@ struct ObserverTable<Body> {
         } else {
             freeSlots.append(slot)
         }
+        return true
     }
 
     /// Empties the table and returns the subscriptions it held.
