@@ -8,10 +8,12 @@ import StatehousePostgres
 // the same run (the floor: one statement on a pooled connection, from async code, with no blocking bridge):
 //
 //   swift run -c release --package-path Postgres StatehousePostgresBenchmarks [--port P] [--operations N]
-//       [--actions N]
+//       [--actions N] [--changes N] [--increments N]
 //
 // Without --port it starts a private cluster (initdb and pg_ctl, as the tests do) and stops it at the end. Then a
-// ReplicatedStore's latencies over `--actions` actions (500 by default); see Replication.swift.
+// ReplicatedStore's latencies over `--actions` actions (500 by default; see Replication.swift), and the storage
+// across processes: `--changes` changes heard by another process (500), `--increments` updates per process from 1,
+// 2 and 4 processes (300; see AcrossProcesses.swift).
 
 func option(_ name: String) -> String? {
     let arguments = CommandLine.arguments
@@ -78,9 +80,19 @@ await withTaskGroup(of: Void.self) { group in
     do {
         if let following {
             try await follow(following)
+        } else if let table = option("--watch") {
+            await watchForLatency(table: table)
+        } else if let channel = option("--listen") {
+            try await listenBare(channel: channel)
+        } else if let table = option("--increment"), let count = CommandLine.arguments.last.flatMap(Int.init) {
+            try await incrementOnSignal(table: table, count: count)
         } else {
             try await run()
             try await measureReplication(actions: option("--actions").flatMap(Int.init) ?? 500)
+            try await measureAcrossProcesses(
+                changes: option("--changes").flatMap(Int.init) ?? 500,
+                increments: option("--increments").flatMap(Int.init) ?? 300
+            )
         }
     } catch {
         print("benchmark failed: \(error)")
