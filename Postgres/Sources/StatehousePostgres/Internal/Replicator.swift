@@ -87,6 +87,11 @@ final class Replicator: Sendable {
                 }
                 queue.withLockedValue { $0.appended(batch.count) }
                 (uncertain, delay) = (nil, .milliseconds(5))
+            } catch where Task.isCancelled {
+                // The run ended with the batch's append (or its lookup) on its way: the server may still commit
+                // it. Neither reported nor dropped: it stays queued, and the next run's append of it either lands
+                // or, if this one committed, meets the log's unique (origin, local) and looks it up.
+                return
             } catch where Self.isRetryable(error) {
                 uncertain = batch.count
                 try? await Task.sleep(for: delay)

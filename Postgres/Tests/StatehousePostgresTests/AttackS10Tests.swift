@@ -1,0 +1,78 @@
+import Foundation
+import Logging
+import PostgresNIO
+import PostgresTestCluster
+@testable import StatehousePostgres
+import Statehouse
+import StatehouseTestSupport
+import Testing
+
+/// Defects found by the session-10 review of the PostgreSQL module, each shown failing before its fix.
+@Suite(.serialized, .enabled(if: PostgresTestCluster.isInstalled), .postgresCluster)
+struct AttackS10Tests {
+    /// An append whose statement was sent when the store's `run()` was cancelled may still commit (cancelling the
+    /// waiting task does not take back a statement the server has). The store used to report such a batch as
+    /// "applied nowhere" (`send` threw, a `.actionNotAppended` issue) and drop it, while the log held it: a caller
+    /// that believed the error and sent again applied the action twice. It must stay queued, and the next `run()`
+    /// find it in the log.
+    @Test func anAppendInFlightWhenRunIsCancelledIsNotReportedAsAppliedNowhere() async throws {
+        let cluster = try cluster
+        let logger = Logger(label: "test")
+        try await withClient { client in
+            let log = uniqueTable()
+            let issues = Recorder<ReplicationIssue>()
+            let store = try makeReplica(client, log: log, issues: issues)
+            let firstRun = Task { try await store.run() }
+            await store.waitUntilCaughtUp()
+
+            // Another session holds the head row's lock, so that the append waits on the server, sent.
+            let holding = Recorder<Void>()
+            let release = AsyncStream<Void>.makeStream()
+            let holder = Task(executorPreference: PostgresStorage.executor) {
+                try await client.withConnection { connection in
+                    try await connection.run("BEGIN", logger: logger)
+                    try await connection.run("SELECT sequence FROM \(unescaped: log)_head FOR UPDATE", logger: logger)
+                    holding.append(())
+                    for await _ in release.stream { break }
+                    try await connection.run("COMMIT", logger: logger)
+                }
+            }
+            #expect(await eventually { holding.count == 1 })
+
+            let sent = Recorder<Result<Int64, StorageError>>()
+            let sender = Task {
+                do throws(StorageError) {
+                    sent.append(.success(try await store.send(.numbered(1))))
+                } catch {
+                    sent.append(.failure(error))
+                }
+            }
+            let waitingOnTheLock = """
+                SELECT count(*) FROM pg_stat_activity
+                WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO \(log) %'
+                """
+            #expect(await eventually { (try? cluster.sql(waitingOnTheLock)) == "1" })
+
+            firstRun.cancel()
+            _ = await firstRun.result
+            release.continuation.yield()
+            release.continuation.finish()
+            try await holder.value
+            // The append sent before the cancel landed.
+            #expect(await eventually { (try? cluster.sql("SELECT count(*) FROM \(log)")) == "1" })
+
+            let secondRun = Task { try await store.run() }
+            #expect(await eventually { sent.count == 1 })
+            await sender.value
+            let outcome = try #require(sent.elements.first)
+            #expect(throws: Never.self) { try outcome.get() }
+            #expect(await eventually { store.appliedSequence >= 1 })
+            #expect(try cluster.sql("SELECT count(*) FROM \(log)") == "1")
+            #expect(store.state.count == 1)
+            #expect(store.pendingCount == 0)
+            #expect(issues.elements.isEmpty)
+            secondRun.cancel()
+            _ = await secondRun.result
+        }
+    }
+}
