@@ -75,4 +75,28 @@ struct AttackS10Tests {
             _ = await secondRun.result
         }
     }
+    /// The listening connection terminated again and again: after each, a change made by another client reaches
+    /// the watcher, and a watch added just after the termination (while the listener may still think it listens)
+    /// gets its first call.
+    @Test func watchesFollowChangesAcrossRepeatedlyTerminatedListeners() async throws {
+        let cluster = try cluster
+        try await withStorage { storage in
+            let calls = Recorder<Void>()
+            let watch = try storage.watchChanges(of: "k") { calls.append(()) }
+            #expect(await eventually { calls.count == 1 })
+            try await withClient { otherClient in
+                let other = PostgresStorage(client: otherClient, table: storage.table)
+                for round in 1...10 {
+                    _ = try cluster.terminateConnections()
+                    let firstCalls = Recorder<Void>()
+                    let added = try storage.watchChanges(of: "added \(round)") { firstCalls.append(()) }
+                    try await onThread { try other.save(Data("\(round)".utf8), key: "k") }
+                    #expect(await eventually { calls.count >= round + 1 }, "round \(round): the change was not reported")
+                    #expect(await eventually { firstCalls.count >= 1 }, "round \(round): no first call")
+                    added.cancel()
+                }
+            }
+            watch.cancel()
+        }
+    }
 }
