@@ -110,6 +110,9 @@ struct Transaction {
         guard call.mayCommit() else { throw CancellationError() }
         do {
             try await connection.run("COMMIT", logger: logger)
+        } catch let error as PostgresFailure.ClosedBeforeSending {
+            // Never sent, on a connection whose server ends the transaction: it did not land, ask nobody.
+            throw error
         } catch where PostgresFailure.isTransient(error) {
             guard try await isCommitted(transaction) else { throw error }
         }
