@@ -1,0 +1,281 @@
+import Foundation
+import Statehouse
+import Testing
+import TimeTrackerCore
+import TimeTrackerTestSupport
+
+/// Attacks on the PostgreSQL backend: answers that come late or never, databases that cannot hold every name,
+/// URLs that hide a password where it is not expected, trackers that are closed.
+@Suite(
+    "Attacks on the PostgreSQL backend", .serialized,
+    .enabled(if: TemporaryPostgresDatabase.isInstalled, "PostgreSQL is not installed: apt-get install postgresql (scripts/prerequisites does it)")
+)
+struct AttackPostgresTests {
+    /// A statement that outlasts the statement timeout (here: waiting for a table another session locked, with a
+    /// lock timeout longer than the statement timeout, as `--lock-timeout 60` gives) fails the action. Its
+    /// transaction must end with it: not stay open on a connection the pool hands to the next action, where the
+    /// failed action's insert would be committed with the next one's, and the write lock it holds would keep every
+    /// other tracker from writing.
+    @Test func anActionWhoseStatementTimedOutNeverLandsAndHoldsNoLock() async throws {
+        let database = try TemporaryPostgresDatabase()
+        let tracker = try await TimeTracker.open(
+            postgres: database.url, lockTimeout: .seconds(60), statementTimeout: .seconds(1)
+        )
+        // Adding a project reads the activities back after its insert: that read waits for the lock.
+        let holder = Task.detached {
+            try database.sql("BEGIN; LOCK TABLE activity IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT")
+        }
+        #expect(await eventually {
+            (try? database.sql("SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock' AND relation = 'activity'::regclass AND granted")) == "1"
+        })
+        await #expect(throws: TrackerError.self) { try await tracker.perform(.addProject(name: "Timed out")) }
+        _ = try await holder.value
+
+        // Another tracker (another server) writes within its usual lock timeout.
+        let other = try await database.tracker()
+        try await other.perform(.addProject(name: "Other"))
+        // And this tracker's next action carries nothing of the failed one.
+        try await tracker.perform(.addProject(name: "Next"))
+        #expect(try database.sql("SELECT string_agg(name, ',' ORDER BY name) FROM project") == "Next,Other")
+        #expect(await eventually { tracker.store.state.projects.map(\.name) == ["Next", "Other"] })
+    }
+
+    /// The same actions, on SQLite and on PostgreSQL, give the same answers and the same states, step by step:
+    /// names that are one under Unicode's case folding, bad names, unknown ids, starts, stops, deletes, restores,
+    /// the trash emptied after an hour, a clock set back.
+    @Test func theSameActionsGiveTheSameAnswersOnBothBackends() async throws {
+        let postgres = try TemporaryPostgresDatabase()
+        let sqlite = TemporaryDatabase()
+        let postgresClock = TestClock(), sqliteClock = TestClock()
+        let onPostgres = try await postgres.tracker(clock: postgresClock)
+        let onSQLite = try await sqlite.tracker(clock: sqliteClock)
+        let names = [
+            "Writing", "WRITING", " writing ", "straße", "STRASSE", "ΟΔΟΣ", "οδος", "ﬁle", "FILE", "été", "E\u{301}TE\u{301}",
+            "'; DROP TABLE project; --", "Robert'); DELETE FROM activity;--", "$1", "?", "\\", "%", "_", "😀\u{200D}😀",
+            "😀😀", "a\u{0}b", "\u{200B}", "", "x" + String(repeating: "é", count: 199), String(repeating: "€", count: 134),
+        ]
+        var random = SeededRandom(seed: 15)
+        for step in 0..<400 {
+            let id = Int64(random.next(upTo: 12)) + 1
+            let action: TrackerAction = switch random.next(upTo: 10) {
+            case 0, 1: .addProject(name: names[random.next(upTo: names.count)])
+            case 2, 3: .startActivity(projectID: id)
+            case 4, 5: .stopActivity(projectID: id)
+            case 6: .deleteProject(id: id)
+            case 7: .restoreProject(id: id)
+            default: .addProject(name: "Project \(random.next(upTo: 8))")
+            }
+            let seconds = [0.5, 7, 60, 1_800, -120][random.next(upTo: 5)]
+            postgresClock.advance(by: seconds)
+            sqliteClock.advance(by: seconds)
+            let expected = await Self.outcome(of: action, on: onSQLite)
+            let got = await Self.outcome(of: action, on: onPostgres)
+            #expect(got == expected, "step \(step): \(action)")
+            #expect(onPostgres.store.state == onSQLite.store.state, "step \(step): \(action)")
+            if got != expected || onPostgres.store.state != onSQLite.store.state { return }
+        }
+        #expect(try postgres.count("activity") == (try sqlite.count("activity")))
+        #expect(try postgres.count("deletedProject") == (try sqlite.count("deletedProject")))
+    }
+
+    /// A database whose encoding cannot hold every name a user may give (LATIN1 holds no emoji, no Greek) would
+    /// refuse, with a server error, names SQLite takes: it is refused when opened, with what to do.
+    @Test func aDatabaseThatCannotHoldEveryNameIsRefusedWhenOpened() async throws {
+        let database = try TemporaryPostgresDatabase()
+        let latin1 = database.name + "_latin1"
+        try database.sql("CREATE DATABASE \(latin1) ENCODING 'LATIN1' TEMPLATE template0")
+        defer { _ = try? database.sql("DROP DATABASE \(latin1) WITH (FORCE)") }
+        let url = database.url(ofDatabase: latin1)
+        await #expect {
+            let tracker = try await TimeTracker.open(postgres: url)
+            // Accepted: then it must hold what SQLite holds.
+            try await tracker.perform(.addProject(name: "😀 Ωμέγα"))
+        } throws: { error in
+            guard case .unusableDatabase(_, let problem, let fix) = error as? TrackerError else { return false }
+            return problem.contains("LATIN1") && fix.contains("UTF8")
+        }
+        #expect(try database.sql("SELECT count(*) FROM pg_tables WHERE tablename = 'project'", inDatabase: latin1) == "0")
+    }
+
+    /// A database (or its server, or the user) may suggest a client encoding other than UTF8: timetrack must still
+    /// write names as they are (not as Latin-1 read from their UTF-8 bytes, which every other program would see
+    /// garbled), and read what others wrote (a name that has no Latin-1 form made every snapshot fail).
+    @Test func namesAreReadAndWrittenAsUTF8WhateverClientEncodingTheDatabaseSuggests() async throws {
+        let database = try TemporaryPostgresDatabase()
+        try database.sql("ALTER DATABASE \(database.name) SET client_encoding = 'LATIN1'")
+        let tracker = try await database.tracker()
+        try await tracker.perform(.addProject(name: "été"))
+        #expect(try database.sql("SELECT name = U&'\\00E9t\\00E9' FROM project") == "t")
+        try database.sql("INSERT INTO project (name, nameKey, created) VALUES (U&'\\03A9mega', U&'\\03C9mega', 0)")
+        #expect(await eventually { tracker.store.state.projects.map(\.name) == ["été", "Ωmega"] })
+    }
+
+    /// A tracker that is released closes every connection it opened: a server that opens a tracker per request, or
+    /// a test suite, would otherwise exhaust the server's connections.
+    @Test func aReleasedTrackerClosesItsConnections() async throws {
+        let database = try TemporaryPostgresDatabase()
+        let connections = """
+            SELECT count(*) FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+            """
+        var tracker: TimeTracker? = try await database.tracker()
+        try await tracker?.perform(.addProject(name: "Writing"))
+        #expect(try Int(database.sql(connections)) ?? 0 >= 1)
+        tracker = nil
+        #expect(await eventually { (try? database.sql(connections)) == "0" })
+    }
+
+    /// The network fails just after the server committed an action, before its answer arrives: the action landed,
+    /// so it is reported done. And the tracker's listener, whose connection went down too, catches up with what was
+    /// written meanwhile.
+    @Test func aCommitWhoseAnswerIsLostIsLookedUpAndReportedDone() async throws {
+        let database = try TemporaryPostgresDatabase()
+        let proxy = try PostgresProxy(to: database.port)
+        defer { proxy.close() }
+        let url = database.url(through: proxy)
+        let tracker = try await TimeTracker.open(postgres: url)
+        proxy.loseTheNextCommitAnswer()
+        let outcome = await Self.outcome(of: .addProject(name: "Landed"), on: tracker)
+        #expect(proxy.lostCommitAnswers == 1)
+        #expect(try database.sql("SELECT name FROM project") == "Landed")
+        #expect((try? outcome.get())??.name == "Landed", "\(outcome)")
+        try database.sql("INSERT INTO project (name, nameKey, created) VALUES ('While away', 'while away', 0)")
+        #expect(await eventually { tracker.store.state.projects.map(\.name) == ["Landed", "While away"] })
+    }
+
+    /// The same, while the server stays unreachable for longer than one statement may take: the lookup must keep
+    /// asking until it knows, or say that it could not tell. An action that landed is never reported as a plain
+    /// failure (its user would do it again).
+    @Test func aCommitWhoseAnswerIsLostWhileTheServerIsUnreachableIsNeverReportedFailed() async throws {
+        let database = try TemporaryPostgresDatabase()
+        let proxy = try PostgresProxy(to: database.port)
+        defer { proxy.close() }
+        let url = database.url(through: proxy)
+        let tracker = try await TimeTracker.open(postgres: url, statementTimeout: .seconds(2))
+        proxy.loseTheNextCommitAnswer(thenRefuseConnectionsFor: .seconds(3))
+        let outcome = await Self.outcome(of: .addProject(name: "Landed"), on: tracker)
+        #expect(proxy.lostCommitAnswers == 1)
+        #expect(try database.sql("SELECT name FROM project") == "Landed")
+        switch outcome {
+        case .success(let project):
+            #expect(project?.name == "Landed")
+        case .failure(let error):
+            #expect(error.description.contains("could not tell whether"), "reported failed: \(error)")
+        }
+        #expect(await eventually { tracker.store.state.projects.map(\.name) == ["Landed"] })
+    }
+
+    /// Three trackers (three servers) adding projects while the server is restarted and their connections are
+    /// terminated: every action reported done is in the database, none reported failed is (unless the tracker said
+    /// it could not tell), and every tracker, and one that only watches, ends showing the database.
+    @Test func restartsAndTerminatedConnectionsDuringWritesLoseNothingAndReportTheTruth() async throws {
+        let server = try PrivatePostgresServer()
+        var trackers: [TimeTracker] = []
+        for _ in 0..<3 {
+            trackers.append(try await TimeTracker.open(postgres: server.url, statementTimeout: .seconds(10)))
+        }
+        let viewer = try await TimeTracker.open(postgres: server.url)
+        let writers = trackers
+        let writing = Task {
+            await withTaskGroup(of: [(String, ActionReply.Outcome)].self) { group in
+                for (index, tracker) in writers.enumerated() {
+                    group.addTask {
+                        var outcomes: [(String, ActionReply.Outcome)] = []
+                        for number in 0..<60 {
+                            let name = "t\(index)-\(number)"
+                            outcomes.append((name, await Self.outcome(of: .addProject(name: name), on: tracker)))
+                        }
+                        return outcomes
+                    }
+                }
+                return await group.reduce(into: []) { $0 += $1 }
+            }
+        }
+        for round in 0..<4 {
+            try await Task.sleep(for: .milliseconds(300))
+            if round.isMultiple(of: 2) {
+                try server.restart()
+            } else {
+                try server.sql("""
+                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                    WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+                    """)
+            }
+        }
+        let outcomes = await writing.value
+        let stored = Set(try server.sql("SELECT name FROM project").split(separator: "\n").map(String.init))
+        for (name, outcome) in outcomes {
+            switch outcome {
+            case .success:
+                #expect(stored.contains(name), "\(name) was reported done, and is not in the database")
+            case .failure(let error):
+                if !error.description.contains("could not tell whether") {
+                    #expect(!stored.contains(name), "\(name) was reported failed (\(error)), and is in the database")
+                }
+            }
+        }
+        #expect(outcomes.contains { (try? $0.1.get()) != nil })
+        for tracker in trackers + [viewer] {
+            #expect(await eventually { Set(tracker.store.state.projects.map(\.name)) == stored })
+        }
+    }
+
+    /// The tracker's connections die silently (a NAT or a firewall between it and the server forgets them: no
+    /// reset, no close), while new connections work: the listener must notice, listen again and catch up, or the
+    /// pages of that server never update again.
+    @Test func aListenerWhoseConnectionSilentlyDiesComesBackAndCatchesUp() async throws {
+        let database = try TemporaryPostgresDatabase()
+        let proxy = try PostgresProxy(to: database.port)
+        defer { proxy.close() }
+        let tracker = try await TimeTracker.open(postgres: database.url(through: proxy))
+        proxy.blackHoleOpenConnections()
+        try database.sql("INSERT INTO project (name, nameKey, created) VALUES ('While away', 'while away', 0)")
+        #expect(await eventually(timeout: .seconds(120)) { tracker.store.state.projects.map(\.name) == ["While away"] })
+    }
+
+    private static func outcome(of action: TrackerAction, on tracker: TimeTracker) async -> ActionReply.Outcome {
+        do throws(TrackerError) {
+            return .success(try await tracker.perform(action))
+        } catch {
+            return .failure(error)
+        }
+    }
+}
+
+/// `--database` URLs whose password holds a character that ends the part of the URL it is in (`/`, `?`, `#`) unless
+/// written `%2F`, `%3F`, `%23`: the rest of the password is then read as a port, a database name or an option, and
+/// must not be repeated in the refusal.
+@Suite("Attacks on the --database URL")
+struct AttackPostgresURLTests {
+    @Test(arguments: [
+        "postgres://tracker:2024/Hunter2secret@db.example/timetrack",
+        "postgres://tracker:2024/Hunter2secret@db.example",
+        "postgres://tracker:443?Hunter2secret@db.example/timetrack",
+        "postgres://tracker:8#Hunter2secret@db.example/timetrack",
+    ])
+    func aPasswordInTheWrongPlaceIsNeverRepeated(url: String) async throws {
+        await #expect {
+            _ = try await TimeTracker.open(postgres: url)
+        } throws: { error in
+            let message = "\(error)"
+            return !message.contains("Hunter2") && !message.contains("secret")
+        }
+    }
+}
+
+/// A small, repeatable random sequence (SplitMix64), so that a failing sequence fails again.
+struct SeededRandom {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next(upTo bound: Int) -> Int {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((value ^ (value >> 31)) % UInt64(bound))
+    }
+}
