@@ -158,17 +158,21 @@ final class PostgresBackend: TrackerBackend {
     /// Whether `transaction`, whose `COMMIT` lost its answer, committed: asked on another connection until the server
     /// knows (the backend of a lost connection may still be committing: a `COMMIT` that outlasted the statement
     /// timeout gets as long again).
+    ///
+    /// A question that gets no answer is asked again until then too: what lost the `COMMIT`'s answer (the network,
+    /// a server restarting) often keeps the server out of reach a little longer, and giving up at once would report
+    /// as failed an action that may have landed.
     private func isCommitted(_ transaction: String) throws -> Bool {
         let deadline = ContinuousClock.now + statementTimeout * 2
         while true {
-            let status = try read { sql in try sql.value("SELECT pg_xact_status(?::xid8)", [.text(transaction)]) }
+            let status = try? read { sql in try sql.value("SELECT pg_xact_status(?::xid8)", [.text(transaction)]) }
             switch status?.text {
             case "committed": return true
             case "aborted": return false
             default:
                 guard ContinuousClock.now < deadline else {
                     throw TrackerError.database(
-                        "could not tell whether the last write to \(location) took effect: the server did not say in \(statementTimeout); look before doing it again"
+                        "could not tell whether the last write to \(location) took effect: the server did not say in \(statementTimeout * 2); look before doing it again"
                     )
                 }
                 Thread.sleep(forTimeInterval: 0.01)  // on the writer queue, never the cooperative pool
