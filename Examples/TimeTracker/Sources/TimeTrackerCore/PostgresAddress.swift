@@ -20,7 +20,13 @@ struct PostgresAddress: Sendable {
 
     init(_ url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(TrackerError) {
         let example = "Give --database a URL such as postgres://user@host:5432/database."
-        guard Self.isPostgresURL(url), let parts = URLComponents(string: url) else {
+        // A password holding / ? or # (not written %2F %3F %23) ends the server's part early: the rest of it is read
+        // as the database, an option or a fragment, and its first characters as the port. The @ that ended the
+        // user's part then comes after the server's: such a URL is refused without repeating any of it.
+        guard Self.isPostgresURL(url), let parts = URLComponents(string: url),
+              !([parts.percentEncodedPath, parts.percentEncodedQuery ?? ""].contains { $0.contains("@") }),
+              parts.fragment == nil
+        else {
             throw .unusableDatabase(
                 path: "the --database URL", problem: "it is not a postgres:// URL that can be read",
                 fix: example + " Characters such as @ / : ? # in a user name or password are written %40 %2F %3A %3F %23."
