@@ -69,6 +69,15 @@ enum PostgresSchema {
     /// Makes or completes the schema, inside a transaction holding ``writeLock`` (two servers starting at once
     /// migrate one after the other), or refuses a database whose tables are another application's.
     static func migrate(_ sql: any SQLStatements, location: String) throws {
+        // Names are Unicode: a database in another encoding (LATIN1 holds no emoji, no Greek) would refuse, with a
+        // server error, names that SQLite takes.
+        let encoding = try sql.value("SELECT current_setting('server_encoding')", [])?.text ?? "unknown"
+        guard encoding == "UTF8" else {
+            throw TrackerError.unusableDatabase(
+                path: location, problem: "its encoding is \(encoding), which cannot hold every name (emoji, Greek, …)",
+                fix: "Give timetrack a database in UTF8: createdb --encoding=UTF8 --template=template0 timetrack."
+            )
+        }
         let present = try sql.rows(
             "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY(string_to_array(?, ','))",
             [.text(tables.joined(separator: ","))]
