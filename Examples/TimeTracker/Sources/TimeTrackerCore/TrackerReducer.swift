@@ -29,7 +29,17 @@ final class TrackerReducer: Sendable {
                 }
             }
         case .refresh:
-            return .run { [self] send in await publishSnapshot(send) }
+            // A change was announced: a snapshot that cannot be read now (the server out of reach, a pooled
+            // connection that died without a word, given up at the statement timeout) is read again, after a pause
+            // that doubles up to 5 s, until it is or the tracker closes (which cancels its effects). On PostgreSQL
+            // nothing else would read it before the next change, and every view would show the old state meanwhile.
+            return .run { [self] send in
+                var pause = Duration.milliseconds(50)
+                while await !publishSnapshot(send), !Task.isCancelled {
+                    try? await Task.sleep(for: pause)
+                    pause = min(pause * 2, .seconds(5))
+                }
+            }
         case .loaded(let newState, let answering):
             state.projects = newState.projects
             // The send may only queue the action (another thread is dispatching): the reply waits until it is in.
@@ -41,16 +51,19 @@ final class TrackerReducer: Sendable {
         }
     }
 
-    /// A snapshot that cannot be read is skipped (the next change reads again), and `answering` answered at once.
-    private func publishSnapshot(_ send: Send<TrackerStoreAction>, answering: PendingAnswer? = nil) async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+    /// A snapshot that cannot be read is skipped, and `answering` answered at once.
+    /// - Returns: Whether the snapshot was read and sent.
+    @discardableResult
+    private func publishSnapshot(_ send: Send<TrackerStoreAction>, answering: PendingAnswer? = nil) async -> Bool {
+        await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
             reading.async { [database] in
                 if let snapshot = try? database.snapshot() {
                     send(.loaded(snapshot, answering: answering))
+                    done.resume(returning: true)
                 } else {
                     answering?.send()
+                    done.resume(returning: false)
                 }
-                done.resume()
             }
         }
     }
