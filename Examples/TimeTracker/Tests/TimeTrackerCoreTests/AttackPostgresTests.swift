@@ -19,11 +19,11 @@ struct AttackPostgresTests {
     @Test func anActionWhoseStatementTimedOutNeverLandsAndHoldsNoLock() async throws {
         let database = try TemporaryPostgresDatabase()
         let tracker = try await TimeTracker.open(
-            postgres: database.url, lockTimeout: .seconds(60), statementTimeout: .seconds(1)
+            postgres: database.url, lockTimeout: .seconds(60), statementTimeout: .seconds(3)
         )
         // Adding a project reads the activities back after its insert: that read waits for the lock.
         let holder = Task.detached {
-            try database.sql("BEGIN; LOCK TABLE activity IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT")
+            try database.sql("BEGIN; LOCK TABLE activity IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(6); COMMIT")
         }
         #expect(await eventually {
             (try? database.sql("SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock' AND relation = 'activity'::regclass AND granted")) == "1"
@@ -163,6 +163,36 @@ struct AttackPostgresTests {
             #expect(error.description.contains("could not tell whether"), "reported failed: \(error)")
         }
         #expect(await eventually { tracker.store.state.projects.map(\.name) == ["Landed"] })
+    }
+
+    /// A `COMMIT`'s answer is lost while many actions wait their turn (more than the pool's 20 connections, each
+    /// waiting action holding one): the lookup must still get to ask, and report the action done.
+    @Test func aCommitAnswerLostWhileManyActionsWaitTheirTurnIsStillLookedUp() async throws {
+        let database = try TemporaryPostgresDatabase()
+        let proxy = try PostgresProxy(to: database.port)
+        defer { proxy.close() }
+        let tracker = try await TimeTracker.open(postgres: database.url(through: proxy), statementTimeout: .seconds(3))
+        // Another writer holds the write lock a while, so that the actions pile up behind the first.
+        let holder = Task.detached { try database.sql("SELECT pg_advisory_xact_lock(1953066341), pg_sleep(2)") }
+        #expect(await eventually {
+            (try? database.sql("""
+                SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+                AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """)) == "1"
+        })
+        proxy.loseTheNextCommitAnswer(alone: true)
+        let outcomes = await withTaskGroup(of: ActionReply.Outcome.self) { group in
+            for number in 0..<30 {
+                group.addTask { await Self.outcome(of: .addProject(name: "Project \(number)"), on: tracker) }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        _ = try await holder.value
+        #expect(proxy.lostCommitAnswers == 1)
+        #expect(try database.count("project") == 30)
+        for case .failure(let error) in outcomes {
+            Issue.record("an action that landed was reported failed: \(error)")
+        }
     }
 
     /// Three trackers (three servers) adding projects while the server is restarted and their connections are

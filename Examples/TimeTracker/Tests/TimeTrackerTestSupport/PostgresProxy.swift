@@ -16,6 +16,7 @@ public final class PostgresProxy: Sendable {
 
     private struct State {
         var losesNextCommitAnswer = false
+        var losesItAlone = false
         var refusalAfterTheLoss = Duration.zero
         var refusingUntil: ContinuousClock.Instant?
         var lostCommitAnswers = 0
@@ -45,10 +46,12 @@ public final class PostgresProxy: Sendable {
     }
 
     /// The answer to the next `COMMIT` a client sends is dropped, and its connection closed on both sides, once the
-    /// server has answered (so the commit happened); then new connections are refused for `refusal`.
-    public func loseTheNextCommitAnswer(thenRefuseConnectionsFor refusal: Duration = .zero) {
+    /// server has answered (so the commit happened), with every other relayed connection unless `alone`; then new
+    /// connections are refused for `refusal`.
+    public func loseTheNextCommitAnswer(alone: Bool = false, thenRefuseConnectionsFor refusal: Duration = .zero) {
         state.withLock {
             $0.losesNextCommitAnswer = true
+            $0.losesItAlone = alone
             $0.refusalAfterTheLoss = refusal
         }
     }
@@ -160,11 +163,13 @@ public final class PostgresProxy: Sendable {
                 if armed { relay.commitSent.store(true, ordering: .sequentiallyConsistent) }
             }
             if !towardServer, relay.commitSent.load(ordering: .sequentiallyConsistent), chunk.contains(Self.commit) {
-                // The server said COMMIT: the transaction landed, and its client never hears of it. The network
-                // is down for everyone: every relayed connection ends, and new ones are refused for a while.
+                // The server said COMMIT: the transaction landed, and its client never hears of it. Unless the
+                // loss is this connection's alone, the network is down for everyone: every relayed connection
+                // ends, and new ones are refused for a while.
                 let relays = state.withLock { state in
                     state.lostCommitAnswers += 1
                     state.refusingUntil = ContinuousClock.now + state.refusalAfterTheLoss
+                    guard !state.losesItAlone else { return [relay] }
                     defer { state.relays = [] }
                     return state.relays
                 }
