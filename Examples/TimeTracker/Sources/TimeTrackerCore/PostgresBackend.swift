@@ -165,8 +165,9 @@ final class PostgresBackend: TrackerBackend {
     private func isCommitted(_ transaction: String) throws -> Bool {
         let deadline = ContinuousClock.now + statementTimeout * 2
         while true {
-            let status = try? read { sql in try sql.value("SELECT pg_xact_status(?::xid8)", [.text(transaction)]) }
-            switch status?.text {
+            // `nil`: no answer (the server out of reach), asked again a little later.
+            let status = try? status(of: transaction)
+            switch status {
             case "committed": return true
             case "aborted": return false
             default:
@@ -175,8 +176,30 @@ final class PostgresBackend: TrackerBackend {
                         "could not tell whether the last write to \(location) took effect: the server did not say in \(statementTimeout * 2); look before doing it again"
                     )
                 }
-                Thread.sleep(forTimeInterval: 0.01)  // on the writer queue, never the cooperative pool
+                // On the writer queue, never the cooperative pool; each question unanswered is a connection tried.
+                Thread.sleep(forTimeInterval: status == nil ? 0.1 : 0.01)
             }
+        }
+    }
+
+    /// The status of `transaction` (`committed`, `aborted`, `in progress`), asked on a connection of its own,
+    /// outside the pool: the actions waiting their turn behind this one hold a pooled connection each, and with as
+    /// many of them as the pool has connections, a question asked through the pool waited for them, as they
+    /// waited for this one.
+    private func status(of transaction: String) throws -> String? {
+        let configuration = try address.connectionConfiguration()
+        let query = PostgresStatements.query("SELECT pg_xact_status(?::xid8)", [.text(transaction)])
+        return try waitFor(timeout: statementTimeout) {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: Self.logger)
+            let rows: [[SQLValue]]
+            do {
+                rows = try await PostgresStatements.values(of: query, on: connection, logger: Self.logger)
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try? await connection.close()
+            return rows.first?.first?.text
         }
     }
 
