@@ -130,9 +130,13 @@ final class PostgresBackend: TrackerBackend {
         lookUp: ((_ transaction: String) throws -> Bool)?,
         _ body: (any SQLStatements) throws -> Result
     ) throws -> Result {
+        // A statement may wait for another writer's locks (the write lock, a row another program holds) as long
+        // as `lock_timeout` lets it, then answers 55P03 (``TrackerError/databaseLocked(waited:)``): it gets that
+        // long on top of the statement timeout, or a lock timeout longer than the statement timeout
+        // (`--lock-timeout 60`) ended in "the server did not answer" instead of a wait, or a refusal saying why.
         let sql = PostgresStatements(run: { query in
             try await PostgresStatements.values(of: query, on: connection, logger: logger)
-        }, timeout: timeout)
+        }, timeout: timeout + lockWait)
         try sql.execute("BEGIN")
         do {
             // SET takes no parameters; a whole number of milliseconds.
