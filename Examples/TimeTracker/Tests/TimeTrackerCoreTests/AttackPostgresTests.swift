@@ -139,6 +139,24 @@ struct AttackPostgresTests {
         #expect(try database.sql("SELECT count(*) FROM pg_tables WHERE tablename = 'project'", inDatabase: latin1) == "0")
     }
 
+    /// Rows another program inserted with ids of their own (projects and activities moved over from a SQLite
+    /// database, say) take ids the tracker's own inserts would be given next. On SQLite the next id is past every
+    /// id in the table; the same actions must work on PostgreSQL, not be refused as a duplicate name no project has.
+    @Test func idsTakenByAnotherProgramAreSkippedAsOnSQLite() async throws {
+        let database = try TemporaryPostgresDatabase()
+        let tracker = try await database.tracker()
+        try database.sql("""
+            INSERT INTO project (id, name, nameKey, created) VALUES (1, 'Imported', 'imported', 0), (2, 'Old', 'old', 0);
+            INSERT INTO activity (id, projectId, startedAt, stoppedAt) VALUES (1, 1, 0, 60), (2, 1, 100, 160);
+            """)
+        let added = try await tracker.perform(.addProject(name: "Writing"))
+        #expect(added?.name == "Writing")
+        let id = try #require(added?.id)
+        try await tracker.perform(.startActivity(projectID: id))
+        try await tracker.perform(.startActivity(projectID: 2))
+        #expect(await eventually { tracker.store.state.projects.map(\.name) == ["Imported", "Old", "Writing"] })
+    }
+
     /// A database (or its server, or the user) may suggest a client encoding other than UTF8: timetrack must still
     /// write names as they are (not as Latin-1 read from their UTF-8 bytes, which every other program would see
     /// garbled), and read what others wrote (a name that has no Latin-1 form made every snapshot fail).
