@@ -79,14 +79,14 @@ final class PostgresBackend: TrackerBackend {
         until deadline: ContinuousClock.Instant, _ body: @escaping @Sendable (any SQLStatements) throws -> Result
     ) async throws -> Result {
         do {
-            return try await client.withConnection { [writer, statementTimeout] connection in
-                try await Self.onQueue(writer) {
-                    // Waiting in line counts: what is left of the deadline, and never 0, which is "no limit".
-                    let lockWait = max(ContinuousClock.now.duration(to: deadline), .milliseconds(1))
-                    return try Self.transaction(
-                        on: connection, lockWait: lockWait, timeout: statementTimeout, lookUp: self.isCommitted, body
-                    )
-                }
+            do {
+                return try await transaction(until: deadline, body)
+            } catch let error as PSQLError where Self.tookAnID(error) {
+                // Another program inserted rows with ids of its own (data moved over from SQLite, say), which the
+                // identity was about to give: on SQLite the next id is past every id in the table, so here too
+                // the identity is moved past them, and the action (rolled back, nothing written) tried again.
+                try await transaction(until: deadline) { sql in try PostgresSchema.skipTakenIDs(sql) }
+                return try await transaction(until: deadline, body)
             }
         } catch let error as TrackerError {
             throw error
@@ -97,6 +97,27 @@ final class PostgresBackend: TrackerBackend {
         } catch {
             throw TrackerError.database("could not write to \(location): \(Self.describe(error))")
         }
+    }
+
+    /// One attempt at `body` in a transaction holding the write lock, errors as they come.
+    private func transaction<Result: Sendable>(
+        until deadline: ContinuousClock.Instant, _ body: @escaping @Sendable (any SQLStatements) throws -> Result
+    ) async throws -> Result {
+        try await client.withConnection { [writer, statementTimeout] connection in
+            try await Self.onQueue(writer) {
+                // Waiting in line counts: what is left of the deadline, and never 0, which is "no limit".
+                let lockWait = max(ContinuousClock.now.duration(to: deadline), .milliseconds(1))
+                return try Self.transaction(
+                    on: connection, lockWait: lockWait, timeout: statementTimeout, lookUp: self.isCommitted, body
+                )
+            }
+        }
+    }
+
+    /// Whether `error` is an insert refused because its new id is taken (a primary key's unique violation).
+    private static func tookAnID(_ error: PSQLError) -> Bool {
+        error.code == .server && error.serverInfo?[.sqlState] == "23505"
+            && error.serverInfo?[.constraintName]?.hasSuffix("_pkey") == true
     }
 
     func read<Result>(_ body: (any SQLStatements) throws -> Result) throws(TrackerError) -> Result {

@@ -66,6 +66,18 @@ enum PostgresSchema {
         ]),
     ]
 
+    /// Moves the identities of `project` and `activity` past every id in use, in the table or in the trash, as
+    /// SQLite's `AUTOINCREMENT` keeps past every id it saw (never backwards: an id once given is not given again).
+    static func skipTakenIDs(_ sql: any SQLStatements) throws {
+        for (table, trash) in [("project", "deletedProject"), ("activity", "deletedActivity")] {
+            try sql.execute("""
+                SELECT setval(pg_get_serial_sequence('\(table)', 'id'), GREATEST(
+                    COALESCE(pg_sequence_last_value(pg_get_serial_sequence('\(table)', 'id')::regclass), 1),
+                    COALESCE((SELECT MAX(id) FROM \(table)), 1), COALESCE((SELECT MAX(id) FROM \(trash)), 1)))
+                """)
+        }
+    }
+
     /// Makes or completes the schema, inside a transaction holding ``writeLock`` (two servers starting at once
     /// migrate one after the other), or refuses a database whose tables are another application's.
     static func migrate(_ sql: any SQLStatements, location: String) throws {
