@@ -11,6 +11,7 @@ final class TrackerReducer: Sendable {
     /// were read (the store applies actions in the order they are sent): an older one never lands after a newer one.
     /// A queue of its own, so that a read never holds a thread of Swift's cooperative pool.
     private let reading = DispatchQueue(label: "timetrack.snapshots")
+    private let retry = RefreshRetry()
 
     init(database: TrackerDatabase, now: @escaping @Sendable () -> Date) {
         self.database = database
@@ -33,11 +34,17 @@ final class TrackerReducer: Sendable {
             // connection that died without a word, given up at the statement timeout) is read again, after a pause
             // that doubles up to 5 s, until it is or the tracker closes (which cancels its effects). On PostgreSQL
             // nothing else would read it before the next change, and every view would show the old state meanwhile.
+            // One refresh at a time keeps trying (``RefreshRetry``).
             return .run { [self] send in
+                guard await !publishSnapshot(send), retry.snapshotFailed() else { return }
                 var pause = Duration.milliseconds(50)
-                while await !publishSnapshot(send), !Task.isCancelled {
+                while true {
                     try? await Task.sleep(for: pause)
                     pause = min(pause * 2, .seconds(5))
+                    guard !Task.isCancelled else { return retry.stopped() }
+                    retry.readBegins()
+                    let succeeded = await publishSnapshot(send)
+                    guard retry.readEnded(succeeded: succeeded) else { return }
                 }
             }
         case .loaded(let newState, let answering):
