@@ -20,7 +20,13 @@ struct PostgresAddress: Sendable {
 
     init(_ url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(TrackerError) {
         let example = "Give --database a URL such as postgres://user@host:5432/database."
-        guard Self.isPostgresURL(url), let parts = URLComponents(string: url) else {
+        // A password holding / ? or # (not written %2F %3F %23) ends the server's part early: the rest of it is read
+        // as the database, an option or a fragment, and its first characters as the port. The @ that ended the
+        // user's part then comes after the server's: such a URL is refused without repeating any of it.
+        guard Self.isPostgresURL(url), let parts = URLComponents(string: url),
+              !([parts.percentEncodedPath, parts.percentEncodedQuery ?? ""].contains { $0.contains("@") }),
+              parts.fragment == nil
+        else {
             throw .unusableDatabase(
                 path: "the --database URL", problem: "it is not a postgres:// URL that can be read",
                 fix: example + " Characters such as @ / : ? # in a user name or password are written %40 %2F %3A %3F %23."
@@ -55,11 +61,19 @@ struct PostgresAddress: Sendable {
         case .prefer: .prefer(.makeClientConfiguration())
         case .require: .require(.makeClientConfiguration())
         }
-        configuration = PostgresClient.Configuration(
+        var configuration = PostgresClient.Configuration(
             host: host, port: port, username: user, password: parts.password ?? environment["PGPASSWORD"],
             database: database, tls: tls
         )
+        configuration.options.additionalStartupParameters = Self.startupParameters
+        self.configuration = configuration
     }
+
+    /// Names go to the server and come back as UTF-8, whatever client encoding the server, the database or the
+    /// user's role would set otherwise: with `LATIN1`, a name was stored as Latin-1 read from its UTF-8 bytes
+    /// (garbled for every other program), and a name another program wrote that has no Latin-1 form made every
+    /// read fail.
+    private static let startupParameters = [("client_encoding", "UTF8")]
 
     /// The same server, user and database, for one connection of its own (which reports why it cannot connect at
     /// once, where the client's pool keeps trying).
@@ -69,10 +83,12 @@ struct PostgresAddress: Sendable {
         case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
         case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
         }
-        return PostgresConnection.Configuration(
+        var connection = PostgresConnection.Configuration(
             host: configuration.host ?? "", port: configuration.port ?? 5432, username: configuration.username,
             password: configuration.password, database: configuration.database, tls: tls
         )
+        connection.options.additionalStartupParameters = Self.startupParameters
+        return connection
     }
 
     private enum SSLMode: String, Sendable {

@@ -79,14 +79,14 @@ final class PostgresBackend: TrackerBackend {
         until deadline: ContinuousClock.Instant, _ body: @escaping @Sendable (any SQLStatements) throws -> Result
     ) async throws -> Result {
         do {
-            return try await client.withConnection { [writer, statementTimeout] connection in
-                try await Self.onQueue(writer) {
-                    // Waiting in line counts: what is left of the deadline, and never 0, which is "no limit".
-                    let lockWait = max(ContinuousClock.now.duration(to: deadline), .milliseconds(1))
-                    return try Self.transaction(
-                        on: connection, lockWait: lockWait, timeout: statementTimeout, lookUp: self.isCommitted, body
-                    )
-                }
+            do {
+                return try await transaction(until: deadline, body)
+            } catch let error as PSQLError where Self.tookAnID(error) {
+                // Another program inserted rows with ids of its own (data moved over from SQLite, say), which the
+                // identity was about to give: on SQLite the next id is past every id in the table, so here too
+                // the identity is moved past them, and the action (rolled back, nothing written) tried again.
+                try await transaction(until: deadline) { sql in try PostgresSchema.skipTakenIDs(sql) }
+                return try await transaction(until: deadline, body)
             }
         } catch let error as TrackerError {
             throw error
@@ -97,6 +97,27 @@ final class PostgresBackend: TrackerBackend {
         } catch {
             throw TrackerError.database("could not write to \(location): \(Self.describe(error))")
         }
+    }
+
+    /// One attempt at `body` in a transaction holding the write lock, errors as they come.
+    private func transaction<Result: Sendable>(
+        until deadline: ContinuousClock.Instant, _ body: @escaping @Sendable (any SQLStatements) throws -> Result
+    ) async throws -> Result {
+        try await client.withConnection { [writer, statementTimeout] connection in
+            try await Self.onQueue(writer) {
+                // Waiting in line counts: what is left of the deadline, and never 0, which is "no limit".
+                let lockWait = max(ContinuousClock.now.duration(to: deadline), .milliseconds(1))
+                return try Self.transaction(
+                    on: connection, lockWait: lockWait, timeout: statementTimeout, lookUp: self.isCommitted, body
+                )
+            }
+        }
+    }
+
+    /// Whether `error` is an insert refused because its new id is taken (a primary key's unique violation).
+    private static func tookAnID(_ error: PSQLError) -> Bool {
+        error.code == .server && error.serverInfo?[.sqlState] == "23505"
+            && error.serverInfo?[.constraintName]?.hasSuffix("_pkey") == true
     }
 
     func read<Result>(_ body: (any SQLStatements) throws -> Result) throws(TrackerError) -> Result {
@@ -130,9 +151,13 @@ final class PostgresBackend: TrackerBackend {
         lookUp: ((_ transaction: String) throws -> Bool)?,
         _ body: (any SQLStatements) throws -> Result
     ) throws -> Result {
+        // A statement may wait for another writer's locks (the write lock, a row another program holds) as long
+        // as `lock_timeout` lets it, then answers 55P03 (``TrackerError/databaseLocked(waited:)``): it gets that
+        // long on top of the statement timeout, or a lock timeout longer than the statement timeout
+        // (`--lock-timeout 60`) ended in "the server did not answer" instead of a wait, or a refusal saying why.
         let sql = PostgresStatements(run: { query in
             try await PostgresStatements.values(of: query, on: connection, logger: logger)
-        }, timeout: timeout)
+        }, timeout: timeout + lockWait)
         try sql.execute("BEGIN")
         do {
             // SET takes no parameters; a whole number of milliseconds.
@@ -158,21 +183,48 @@ final class PostgresBackend: TrackerBackend {
     /// Whether `transaction`, whose `COMMIT` lost its answer, committed: asked on another connection until the server
     /// knows (the backend of a lost connection may still be committing: a `COMMIT` that outlasted the statement
     /// timeout gets as long again).
+    ///
+    /// A question that gets no answer is asked again until then too: what lost the `COMMIT`'s answer (the network,
+    /// a server restarting) often keeps the server out of reach a little longer, and giving up at once would report
+    /// as failed an action that may have landed.
     private func isCommitted(_ transaction: String) throws -> Bool {
         let deadline = ContinuousClock.now + statementTimeout * 2
         while true {
-            let status = try read { sql in try sql.value("SELECT pg_xact_status(?::xid8)", [.text(transaction)]) }
-            switch status?.text {
+            // `nil`: no answer (the server out of reach), asked again a little later.
+            let status = try? status(of: transaction)
+            switch status {
             case "committed": return true
             case "aborted": return false
             default:
                 guard ContinuousClock.now < deadline else {
                     throw TrackerError.database(
-                        "could not tell whether the last write to \(location) took effect: the server did not say in \(statementTimeout); look before doing it again"
+                        "could not tell whether the last write to \(location) took effect: the server did not say in \(statementTimeout * 2); look before doing it again"
                     )
                 }
-                Thread.sleep(forTimeInterval: 0.01)  // on the writer queue, never the cooperative pool
+                // On the writer queue, never the cooperative pool; each question unanswered is a connection tried.
+                Thread.sleep(forTimeInterval: status == nil ? 0.1 : 0.01)
             }
+        }
+    }
+
+    /// The status of `transaction` (`committed`, `aborted`, `in progress`), asked on a connection of its own,
+    /// outside the pool: the actions waiting their turn behind this one hold a pooled connection each, and with as
+    /// many of them as the pool has connections, a question asked through the pool waited for them, as they
+    /// waited for this one.
+    private func status(of transaction: String) throws -> String? {
+        let configuration = try address.connectionConfiguration()
+        let query = PostgresStatements.query("SELECT pg_xact_status(?::xid8)", [.text(transaction)])
+        return try waitFor(timeout: statementTimeout) {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 2, logger: Self.logger)
+            let rows: [[SQLValue]]
+            do {
+                rows = try await PostgresStatements.values(of: query, on: connection, logger: Self.logger)
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+            try? await connection.close()
+            return rows.first?.first?.text
         }
     }
 

@@ -66,9 +66,30 @@ enum PostgresSchema {
         ]),
     ]
 
+    /// Moves the identities of `project` and `activity` past every id in use, in the table or in the trash, as
+    /// SQLite's `AUTOINCREMENT` keeps past every id it saw (never backwards: an id once given is not given again).
+    static func skipTakenIDs(_ sql: any SQLStatements) throws {
+        for (table, trash) in [("project", "deletedProject"), ("activity", "deletedActivity")] {
+            try sql.execute("""
+                SELECT setval(pg_get_serial_sequence('\(table)', 'id'), GREATEST(
+                    COALESCE(pg_sequence_last_value(pg_get_serial_sequence('\(table)', 'id')::regclass), 1),
+                    COALESCE((SELECT MAX(id) FROM \(table)), 1), COALESCE((SELECT MAX(id) FROM \(trash)), 1)))
+                """)
+        }
+    }
+
     /// Makes or completes the schema, inside a transaction holding ``writeLock`` (two servers starting at once
     /// migrate one after the other), or refuses a database whose tables are another application's.
     static func migrate(_ sql: any SQLStatements, location: String) throws {
+        // Names are Unicode: a database in another encoding (LATIN1 holds no emoji, no Greek) would refuse, with a
+        // server error, names that SQLite takes.
+        let encoding = try sql.value("SELECT current_setting('server_encoding')", [])?.text ?? "unknown"
+        guard encoding == "UTF8" else {
+            throw TrackerError.unusableDatabase(
+                path: location, problem: "its encoding is \(encoding), which cannot hold every name (emoji, Greek, …)",
+                fix: "Give timetrack a database in UTF8: createdb --encoding=UTF8 --template=template0 timetrack."
+            )
+        }
         let present = try sql.rows(
             "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY(string_to_array(?, ','))",
             [.text(tables.joined(separator: ","))]

@@ -45,10 +45,21 @@ struct PostgresStatements: SQLStatements {
     /// never as an async sequence: postgres-nio 1.33.2 stops the process (a `preconditionFailure` in
     /// `RowStreamStateMachine`) when a connection closes while a streamed result waits for its consumer, as when
     /// the server restarts in the middle of a read.
+    ///
+    /// A statement given up on (``waitFor(timeout:_:)`` cancels its task when its time is up) closes its
+    /// connection: the statement may still be running, inside the connection's transaction, and a connection
+    /// handed back to the pool so would give the next lease that open transaction (whose `COMMIT` would land the
+    /// action reported failed, and whose write lock would keep every other writer out meanwhile). Closed, its
+    /// transaction is rolled back by the server, and nothing else runs on it.
     static func values(
         of query: PostgresQuery, on connection: PostgresConnection, logger: Logger
     ) async throws -> [[SQLValue]] {
-        try await connection.query(query, logger: logger).get().rows.map { row in
+        let result = try await withTaskCancellationHandler {
+            try await connection.query(query, logger: logger).get()
+        } onCancel: {
+            connection.startClosing()
+        }
+        return try result.rows.map { row in
             try row.map { cell in
                 guard cell.bytes != nil else { return .null }
                 switch cell.dataType {
@@ -58,5 +69,14 @@ struct PostgresStatements: SQLStatements {
                 }
             }
         }
+    }
+}
+
+extension PostgresConnection {
+    /// Starts closing the connection without waiting: from synchronous code (a cancellation handler, a `defer`),
+    /// where postgres-nio's `close()` is otherwise ambiguous in an async context.
+    func startClosing() {
+        let closing: EventLoopFuture<Void> = close()
+        _ = closing
     }
 }

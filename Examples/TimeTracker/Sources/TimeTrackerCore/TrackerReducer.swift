@@ -11,6 +11,7 @@ final class TrackerReducer: Sendable {
     /// were read (the store applies actions in the order they are sent): an older one never lands after a newer one.
     /// A queue of its own, so that a read never holds a thread of Swift's cooperative pool.
     private let reading = DispatchQueue(label: "timetrack.snapshots")
+    private let retry = RefreshRetry()
 
     init(database: TrackerDatabase, now: @escaping @Sendable () -> Date) {
         self.database = database
@@ -29,7 +30,23 @@ final class TrackerReducer: Sendable {
                 }
             }
         case .refresh:
-            return .run { [self] send in await publishSnapshot(send) }
+            // A change was announced: a snapshot that cannot be read now (the server out of reach, a pooled
+            // connection that died without a word, given up at the statement timeout) is read again, after a pause
+            // that doubles up to 5 s, until it is or the tracker closes (which cancels its effects). On PostgreSQL
+            // nothing else would read it before the next change, and every view would show the old state meanwhile.
+            // One refresh at a time keeps trying (``RefreshRetry``).
+            return .run { [self] send in
+                guard await !publishSnapshot(send), retry.snapshotFailed() else { return }
+                var pause = Duration.milliseconds(50)
+                while true {
+                    try? await Task.sleep(for: pause)
+                    pause = min(pause * 2, .seconds(5))
+                    guard !Task.isCancelled else { return retry.stopped() }
+                    retry.readBegins()
+                    let succeeded = await publishSnapshot(send)
+                    guard retry.readEnded(succeeded: succeeded) else { return }
+                }
+            }
         case .loaded(let newState, let answering):
             state.projects = newState.projects
             // The send may only queue the action (another thread is dispatching): the reply waits until it is in.
@@ -41,16 +58,19 @@ final class TrackerReducer: Sendable {
         }
     }
 
-    /// A snapshot that cannot be read is skipped (the next change reads again), and `answering` answered at once.
-    private func publishSnapshot(_ send: Send<TrackerStoreAction>, answering: PendingAnswer? = nil) async {
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+    /// A snapshot that cannot be read is skipped, and `answering` answered at once.
+    /// - Returns: Whether the snapshot was read and sent.
+    @discardableResult
+    private func publishSnapshot(_ send: Send<TrackerStoreAction>, answering: PendingAnswer? = nil) async -> Bool {
+        await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
             reading.async { [database] in
                 if let snapshot = try? database.snapshot() {
                     send(.loaded(snapshot, answering: answering))
+                    done.resume(returning: true)
                 } else {
                     answering?.send()
+                    done.resume(returning: false)
                 }
-                done.resume()
             }
         }
     }
