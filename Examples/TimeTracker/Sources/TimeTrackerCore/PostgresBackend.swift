@@ -103,7 +103,7 @@ final class PostgresBackend: TrackerBackend {
     private func transaction<Result: Sendable>(
         until deadline: ContinuousClock.Instant, _ body: @escaping @Sendable (any SQLStatements) throws -> Result
     ) async throws -> Result {
-        try await client.withConnection { [writer, statementTimeout] connection in
+        try await client.withOpenConnection { [writer, statementTimeout] connection in
             try await Self.onQueue(writer) {
                 // Waiting in line counts: what is left of the deadline, and never 0, which is "no limit".
                 let lockWait = max(ContinuousClock.now.duration(to: deadline), .milliseconds(1))
@@ -122,7 +122,7 @@ final class PostgresBackend: TrackerBackend {
 
     func read<Result>(_ body: (any SQLStatements) throws -> Result) throws(TrackerError) -> Result {
         let statements = PostgresStatements(run: { [client] query in
-            try await client.withConnection { connection in
+            try await client.withOpenConnection { connection in
                 try await PostgresStatements.values(of: query, on: connection, logger: Self.logger)
             }
         }, timeout: statementTimeout)
@@ -168,6 +168,8 @@ final class PostgresBackend: TrackerBackend {
             let transaction = try sql.value("SELECT pg_current_xact_id_if_assigned()::text", [])?.text
             do {
                 try sql.execute("COMMIT")
+            } catch let error as StatementNotSent {
+                throw error  // never sent: it did not land, and the write runs again on another connection
             } catch where !leavesConnectionOpen(error) {
                 guard let transaction, let lookUp, try lookUp(transaction) else { throw error }
             }
@@ -232,6 +234,8 @@ final class PostgresBackend: TrackerBackend {
     /// after a lost connection, or a statement PostgreSQL did not answer in time (``waitFor(timeout:_:)``).
     private static func leavesConnectionOpen(_ error: any Error) -> Bool {
         switch error {
+        case is StatementNotSent:
+            return false
         case let error as PSQLError:
             return error.code == .server
         case let error as TrackerError:

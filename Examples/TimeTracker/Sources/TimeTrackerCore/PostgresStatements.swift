@@ -55,7 +55,13 @@ struct PostgresStatements: SQLStatements {
         of query: PostgresQuery, on connection: PostgresConnection, logger: Logger
     ) async throws -> [[SQLValue]] {
         let result = try await withTaskCancellationHandler {
-            try await connection.query(query, logger: logger).get()
+            // From the connection's event loop, and only while it is open: postgres-nio never answers a query
+            // written to a channel that has closed, and the pool can lease a connection that closed a moment ago
+            // (terminated by the server, say). On the loop nothing can close it between the check and the write.
+            try await connection.eventLoop.flatSubmit { () -> EventLoopFuture<PostgresQueryResult> in
+                guard !connection.isClosed else { return connection.eventLoop.makeFailedFuture(StatementNotSent()) }
+                return connection.query(query, logger: logger)
+            }.get()
         } onCancel: {
             connection.startClosing()
         }
@@ -67,6 +73,26 @@ struct PostgresStatements: SQLStatements {
                 case .float4, .float8, .numeric: return .real(try cell.decode(Double.self))
                 default: return .text(try cell.decode(String.self))
                 }
+            }
+        }
+    }
+}
+
+/// The leased connection had closed before a statement was sent on it: nothing was sent, and whatever transaction
+/// it held ended with it. Worth another try on another connection.
+struct StatementNotSent: Error {}
+
+extension PostgresClient {
+    /// Runs `body` on a leased connection, and again on another while the one leased had closed before a statement
+    /// was sent (the pool drops it once it learns of the close). Ends with `body`'s other errors, or cancellation.
+    func withOpenConnection<Result: Sendable>(
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        while true {
+            do {
+                return try await withConnection(body)
+            } catch is StatementNotSent {
+                try Task.checkCancellation()
             }
         }
     }

@@ -185,6 +185,28 @@ struct AttackPostgresTests {
         #expect(await eventually { (try? database.sql(connections)) == "0" })
     }
 
+    /// Every connection of the tracker is terminated, and once the server has ended them all, an action runs: the
+    /// pool may lease one of the dead connections before it learns of the close, and postgres-nio never answers a
+    /// statement written to a closed connection. The action must not wait for the statement timeout and fail: it
+    /// runs on another connection.
+    @Test func anActionRightAfterEveryConnectionWasTerminatedSucceeds() async throws {
+        let database = try TemporaryPostgresDatabase()
+        let tracker = try await TimeTracker.open(postgres: database.url, statementTimeout: .seconds(5))
+        for round in 0..<20 {
+            let ended = try database.sql("""
+                WITH killed AS (
+                    SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+                )
+                SELECT coalesce(string_agg(pid::text, ','), '0') FROM killed
+                """)
+            // Those backends are gone (the listener may have connected again meanwhile: it is not waited for).
+            #expect(await eventually { (try? database.sql("SELECT count(*) FROM pg_stat_activity WHERE pid IN (\(ended))")) == "0" })
+            let outcome = await Self.outcome(of: .addProject(name: "p\(round)"), on: tracker)
+            #expect((try? outcome.get()) != nil, "round \(round): \(outcome)")
+        }
+    }
+
     /// The network fails just after the server committed an action, before its answer arrives: the action landed,
     /// so it is reported done. And the tracker's listener, whose connection went down too, catches up with what was
     /// written meanwhile.
