@@ -110,7 +110,9 @@ final class Replicator: Sendable {
             (\(PostgresFailure.describe(error))) and were not applied anywhere. Check the log's tables and the \
             role's privileges on them.
             """
-        let storageError = StorageError(.io, key: nil, operation: .save, message: message, cause: PostgresErrorCause.redacting(error))
+        let storageError = StorageError(
+            .io, key: nil, operation: .save, message: message, cause: PostgresErrorCause.redacting(error)
+        )
         for waiter in queue.withLockedValue({ $0.failed(count) }) { waiter.resume(throwing: storageError) }
         onIssue(ReplicationIssue(kind: .actionNotAppended, sequence: nil, message: message))
     }
