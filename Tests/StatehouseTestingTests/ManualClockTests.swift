@@ -13,7 +13,7 @@ private actor WakeLog {
     }
 }
 
-@Suite("ManualClock", .timeLimit(.minutes(1)))
+@Suite("ManualClock", .timeLimit(.minutes(5)))
 struct ManualClockTests {
     @Test func aSleeperWakesOnlyOnceTheClockReachesItsDeadline() async throws {
         let clock = ManualClock()

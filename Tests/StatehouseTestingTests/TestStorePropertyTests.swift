@@ -38,10 +38,10 @@ struct TestStorePropertyTests {
             await store.send(segment[0]) { $0.append(segment[0]) }
             await gates.settle { await store.waitForQueuedWork() }
             for id in segment.dropFirst() {
-                await store.receive(id, timeout: .seconds(30)) { $0.append(id) }
+                await store.receive(id, timeout: .seconds(120)) { $0.append(id) }
             }
         }
-        await store.finish(timeout: .seconds(30))
+        await store.finish(timeout: .seconds(120))
         #expect(store.state == segments.flatMap { $0 })
     }
 }
@@ -137,7 +137,7 @@ private final class Gates: Sendable {
     func settle(barrier: () async -> Void) async {
         while true {
             await barrier()
-            let allWaiting = await eventually(timeout: .seconds(30)) {
+            let allWaiting = await eventually(timeout: .seconds(120)) {
                 contents.withLock { contents in
                     contents.expected.allSatisfy { contents.done.contains($0) || contents.waiting[$0] != nil }
                 }
@@ -150,7 +150,7 @@ private final class Gates: Sendable {
                 }
             }) else { return }
             task.resume()
-            #expect(await eventually(timeout: .seconds(30)) { contents.withLock { $0.done.contains(id) } })
+            #expect(await eventually(timeout: .seconds(120)) { contents.withLock { $0.done.contains(id) } })
         }
     }
 }

@@ -58,7 +58,7 @@ private extension Store<ProbeLog, Probe> {
     }
 }
 
-@Suite("Effect combinators", .timeLimit(.minutes(1)))
+@Suite("Effect combinators", .timeLimit(.minutes(5)))
 struct StoreEffectCombinatorTests {
     // MARK: map
 
