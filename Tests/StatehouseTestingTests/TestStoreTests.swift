@@ -23,7 +23,7 @@ let searchReducer: @Sendable (inout Search, SearchAction) -> Effect<SearchAction
         state.results = results
         return .none
     case .slow:
-        return .run { _ in try? await Task.sleep(for: .seconds(30)) }
+        return .run { _ in try? await Task.sleep(for: .seconds(3_600)) }
     case .chatty:
         return .merge(.send(.results(["a"])), .send(.results(["b"])))
     }
