@@ -101,12 +101,8 @@ struct LoggingMiddlewareTests {
         let (store, log) = store { .logging($0) }
         let threads = 8
         let perThread = 200
-        await withTaskGroup(of: Void.self) { group in
-            for thread in 0..<threads {
-                group.addTask {
-                    for index in 0..<perThread { store.dispatch(.rename("secret-\(thread)-\(index)")) }
-                }
-            }
+        await onNewThreads(threads) { thread in
+            for index in 0..<perThread { store.dispatch(.rename("secret-\(thread)-\(index)")) }
         }
         // A dispatch made while another thread's runs is queued and run by that thread: poll until all have run.
         #expect(await eventually { log.entries.count == threads * perThread })

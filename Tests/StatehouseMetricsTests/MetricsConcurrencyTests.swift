@@ -52,28 +52,30 @@ struct MetricsConcurrencyTests {
     }
 
     @Test func nothingIsRecordedOnceCancelReturnsWhileOtherThreadsChangeTheContainer() async {
-        let fixture = MetricsFixture()
-        let key = "metrics.threads.cancel"
-        let count = StateContainer(0, key: key)
-        let token = count.recordChanges(to: fixture.metrics)
-        let stop = Atomic<Bool>(false)
-        let finished = Atomic<Int>(0)
-        // Threads of their own: on Linux, Dispatch's global queues are also the pool that runs this test's task.
-        for _ in 0..<Self.threads {
-            Thread {
-                while !stop.load(ordering: .relaxed) { count.update { $0 += 1 } }
-                finished.add(1, ordering: .relaxed)
-            }.start()
+        await duringThreadStorm {
+            let fixture = MetricsFixture()
+            let key = "metrics.threads.cancel"
+            let count = StateContainer(0, key: key)
+            let token = count.recordChanges(to: fixture.metrics)
+            let stop = Atomic<Bool>(false)
+            let finished = Atomic<Int>(0)
+            // Threads of their own: on Linux, Dispatch's global queues are also the pool that runs this test's task.
+            for _ in 0..<Self.threads {
+                Thread {
+                    while !stop.load(ordering: .relaxed) { count.update { $0 += 1 } }
+                    finished.add(1, ordering: .relaxed)
+                }.start()
+            }
+            #expect(await eventually { count.value >= 1_000 })
+            token.cancel()
+            let atCancel = (changes: fixture.changes(key: key), events: fixture.logs.entries.count, value: count.value)
+            // Changes go on after the cancel; none of them may be recorded.
+            #expect(await eventually { count.value >= atCancel.value + 1_000 })
+            stop.store(true, ordering: .relaxed)
+            #expect(await eventually { finished.load(ordering: .relaxed) == Self.threads })
+            #expect(atCancel.changes > 0)
+            #expect(fixture.changes(key: key) == atCancel.changes)
+            #expect(fixture.logs.entries.count == atCancel.events)
         }
-        #expect(await eventually { count.value >= 1_000 })
-        token.cancel()
-        let atCancel = (changes: fixture.changes(key: key), events: fixture.logs.entries.count, value: count.value)
-        // Changes go on after the cancel; none of them may be recorded.
-        #expect(await eventually { count.value >= atCancel.value + 1_000 })
-        stop.store(true, ordering: .relaxed)
-        #expect(await eventually { finished.load(ordering: .relaxed) == Self.threads })
-        #expect(atCancel.changes > 0)
-        #expect(fixture.changes(key: key) == atCancel.changes)
-        #expect(fixture.logs.entries.count == atCancel.events)
     }
 }

@@ -17,11 +17,14 @@ public func offThePool<T: Sendable, Failure: Error>(
 /// Runs `body(0)`, …, `body(count - 1)` each on a thread of its own, at once, and returns when all have returned.
 ///
 /// Threads rather than tasks or `DispatchQueue.concurrentPerform` (which runs part of the work on the calling
-/// thread): the bodies hammer locks and block, which must never hold the cooperative pool's threads.
+/// thread): the bodies hammer locks and block, which must never hold the cooperative pool's threads. The threads
+/// start on this storm's turn (``duringThreadStorm(_:)``).
 public func onNewThreads(_ count: Int, _ body: @escaping @Sendable (_ thread: Int) -> Void) async {
-    await withTaskGroup(of: Void.self) { group in
-        for thread in 0..<count {
-            group.addTask { await offThePool { body(thread) } }
+    await duringThreadStorm {
+        await withTaskGroup(of: Void.self) { group in
+            for thread in 0..<count {
+                group.addTask { await offThePool { body(thread) } }
+            }
         }
     }
 }

@@ -59,42 +59,44 @@ struct AttackContainerTests {
         // caller's thread) starts three writers and holds the caller until they made 100 changes, which queue up
         // behind it. Then the caller may deliver its own change plus at most 16 rounds of the others' (coalesced
         // or not); the rest goes to a background thread. Every change adds 1, so the last value is known.
-        let count = StateContainer(0, key: "attack.bounded.container")
-        let writers = 3
-        let perWriter = 2_000
-        let caller = AttackCallerThread()
-        let callsOnCaller = AttackCounter()
-        let written = AttackCounter()
-        let writersDone = DispatchSemaphore(value: 0)
-        let seen = Recorder<Int>()
-        let token = count.observe { value in
-            seen.append(value)
-            guard caller.isCurrent, callsOnCaller.increment() == 1 else { return }
-            for _ in 0..<writers {
-                Thread.detachNewThread {
-                    for _ in 0..<perWriter {
-                        count.update { $0 += 1 }
-                        written.increment()
+        await duringThreadStorm {
+            let count = StateContainer(0, key: "attack.bounded.container")
+            let writers = 3
+            let perWriter = 2_000
+            let caller = AttackCallerThread()
+            let callsOnCaller = AttackCounter()
+            let written = AttackCounter()
+            let writersDone = DispatchSemaphore(value: 0)
+            let seen = Recorder<Int>()
+            let token = count.observe { value in
+                seen.append(value)
+                guard caller.isCurrent, callsOnCaller.increment() == 1 else { return }
+                for _ in 0..<writers {
+                    Thread.detachNewThread {
+                        for _ in 0..<perWriter {
+                            count.update { $0 += 1 }
+                            written.increment()
+                        }
+                        writersDone.signal()
                     }
-                    writersDone.signal()
                 }
+                attackSpin { written.value >= 100 }
             }
-            attackSpin { written.value >= 100 }
+            let calls = await offThePool { () -> Int in
+                caller.setToCurrent()
+                count.update { $0 += 1 }
+                caller.clear()
+                return callsOnCaller.value
+            }
+            #expect(calls >= 1)
+            #expect(calls <= 17, "one update delivered \(calls) rounds on its caller's thread")
+            #expect(await attackWait(for: writersDone, count: writers))
+            let last = 1 + writers * perWriter
+            #expect(await eventually { seen.elements.last == last }, "the listener never got the last value")
+            #expect(count.value == last)
+            let values = seen.elements
+            #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 }, "out of order or duplicated")
+            token.cancel()
         }
-        let calls = await offThePool { () -> Int in
-            caller.setToCurrent()
-            count.update { $0 += 1 }
-            caller.clear()
-            return callsOnCaller.value
-        }
-        #expect(calls >= 1)
-        #expect(calls <= 17, "one update delivered \(calls) rounds on its caller's thread")
-        #expect(await attackWait(for: writersDone, count: writers))
-        let last = 1 + writers * perWriter
-        #expect(await eventually { seen.elements.last == last }, "the listener never got the last value")
-        #expect(count.value == last)
-        let values = seen.elements
-        #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 }, "out of order or duplicated")
-        token.cancel()
     }
 }

@@ -261,43 +261,45 @@ struct AttackStoreTests {
         // The caller's action finds the store idle. Its subscriber (on the caller's thread) starts three threads
         // dispatching and holds the caller until 200 of their actions are queued. Then the caller may reduce its own
         // action plus at most 16 of the others'; a background thread does the rest, each exactly once.
-        let dispatchers = 3
-        let perDispatcher = 1_000
-        let caller = AttackCallerThread()
-        let reducedOnCaller = AttackCounter()
-        let store = Store(initialState: Counter()) { (state: inout Counter, action: CounterAction) -> Void in
-            if caller.isCurrent { reducedOnCaller.increment() }
-            counterReducer(&state, action)
-        }
-        let dispatched = AttackCounter()
-        let dispatchersDone = DispatchSemaphore(value: 0)
-        let held = AttackFlag()
-        let token = store.subscribe(\.count, initial: false) { _ in
-            guard caller.isCurrent, !held.set() else { return }
-            for _ in 0..<dispatchers {
-                Thread.detachNewThread {
-                    for _ in 0..<perDispatcher {
-                        store.dispatch(.increment)
-                        dispatched.increment()
-                    }
-                    dispatchersDone.signal()
-                }
+        await duringThreadStorm {
+            let dispatchers = 3
+            let perDispatcher = 1_000
+            let caller = AttackCallerThread()
+            let reducedOnCaller = AttackCounter()
+            let store = Store(initialState: Counter()) { (state: inout Counter, action: CounterAction) -> Void in
+                if caller.isCurrent { reducedOnCaller.increment() }
+                counterReducer(&state, action)
             }
-            attackSpin { dispatched.value >= 200 }
+            let dispatched = AttackCounter()
+            let dispatchersDone = DispatchSemaphore(value: 0)
+            let held = AttackFlag()
+            let token = store.subscribe(\.count, initial: false) { _ in
+                guard caller.isCurrent, !held.set() else { return }
+                for _ in 0..<dispatchers {
+                    Thread.detachNewThread {
+                        for _ in 0..<perDispatcher {
+                            store.dispatch(.increment)
+                            dispatched.increment()
+                        }
+                        dispatchersDone.signal()
+                    }
+                }
+                attackSpin { dispatched.value >= 200 }
+            }
+            let reduced = await offThePool { () -> Int in
+                caller.setToCurrent()
+                store.dispatch(.increment)
+                caller.clear()
+                return reducedOnCaller.value
+            }
+            #expect(reduced >= 1)
+            #expect(reduced <= 17, "one dispatch reduced \(reduced) actions on its caller's thread")
+            #expect(await attackWait(for: dispatchersDone, count: dispatchers))
+            let total = 1 + dispatchers * perDispatcher
+            #expect(await eventually { store.state.count >= total }, "count \(store.state.count) of \(total)")
+            #expect(store.state.count == total, "an action was applied twice")
+            token.cancel()
         }
-        let reduced = await offThePool { () -> Int in
-            caller.setToCurrent()
-            store.dispatch(.increment)
-            caller.clear()
-            return reducedOnCaller.value
-        }
-        #expect(reduced >= 1)
-        #expect(reduced <= 17, "one dispatch reduced \(reduced) actions on its caller's thread")
-        #expect(await attackWait(for: dispatchersDone, count: dispatchers))
-        let total = 1 + dispatchers * perDispatcher
-        #expect(await eventually { store.state.count >= total }, "count \(store.state.count) of \(total)")
-        #expect(store.state.count == total, "an action was applied twice")
-        token.cancel()
     }
 
     // MARK: Defect 11
