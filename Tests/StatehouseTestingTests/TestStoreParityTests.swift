@@ -140,7 +140,7 @@ struct TestStoreParityTests {
         let reducer = Reducer<Int, Int> { state, action in
             state = action
             return .run { send in
-                try? await Task.sleep(for: .seconds(60))
+                try? await Task.sleep(for: .seconds(3600))
                 if !Task.isCancelled { send(-1) }
             }
         }

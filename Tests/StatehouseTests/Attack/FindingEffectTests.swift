@@ -45,7 +45,7 @@ private final class SendBox: Sendable {
                 return Effect.merge(
                     Effect.run { send in box.keep(send) }.cancellable(id: "inner"),
                     Effect.run { send in
-                        try? await Task.sleep(for: .seconds(3))   // cancelled: returns early, then sends
+                        try? await Task.sleep(for: .seconds(3600))   // cancelled: returns early, then sends
                         send(.tick)
                     }
                 ).cancellable(id: "outer")
