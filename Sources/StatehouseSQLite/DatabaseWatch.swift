@@ -39,14 +39,18 @@ final class DatabaseWatch: Sendable {
 
     /// The watch of the database at `path` that the process shares, made if needed.
     ///
+    /// Shared by path, as a watch follows its path (a database replaced there is followed on). Not by the file's
+    /// number (inode): a deleted database still watched keeps its watch, and ext4 gives that number to the next new
+    /// file at once, wherever it is; that database would get a watch of the deleted one's path.
+    ///
     /// - Throws: ``StorageError`` (operation `.open`) if the database does not exist or cannot be opened.
     static func shared(path: String) throws(StorageError) -> DatabaseWatch {
-        guard let identity = DatabaseMark.identity(of: path) else { throw missing(path) }
-        return try registry.withLock { (watches: inout [DatabaseMark.FileIdentity: WeakWatch]) throws(StorageError) in
-            if let watch = watches[identity]?.watch { return watch }
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        return try registry.withLock { (watches: inout [String: WeakWatch]) throws(StorageError) in
+            if let watch = watches[absolute]?.watch { return watch }
             let watch = try DatabaseWatch(path: path, pushing: true)
             watches = watches.filter { $0.value.watch != nil }
-            watches[identity] = WeakWatch(watch: watch)
+            watches[absolute] = WeakWatch(watch: watch)
             return watch
         }
     }
@@ -55,7 +59,7 @@ final class DatabaseWatch: Sendable {
         weak var watch: DatabaseWatch?
     }
 
-    private static let registry = Locked<[DatabaseMark.FileIdentity: WeakWatch]>([:])
+    private static let registry = Locked<[String: WeakWatch]>([:])
 
     /// Opens the watch's connection and reads the baseline: every change committed from now on is reported.
     ///

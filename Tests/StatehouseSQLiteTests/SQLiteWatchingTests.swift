@@ -80,6 +80,28 @@ struct SQLiteWatchingTests {
         withExtendedLifetime(monitor) {}
     }
 
+    /// A database deleted while still watched, and another created elsewhere with the file number (inode) the
+    /// first one had: ext4 hands a freed number to the next file at once, so tests (and apps) that delete and create
+    /// databases meet this often. The shared watches were found by file number alone, and the new database got the
+    /// old one's watch, which watches the old path: its monitors were never told. A hard link makes the same file
+    /// number at another path here, every time.
+    @Test func aDatabaseWithTheFileNumberOfADeletedOneStillWatchedGetsAWatchOfItsOwn() async throws {
+        let old = TemporaryDatabase()
+        _ = try SQLiteStorage(path: old.path)
+        let oldMonitor = try DatabaseChangeMonitor(path: old.path, safetyNet: .seconds(3600)) {}
+        let oldWatch = try DatabaseWatch.shared(path: old.path)
+        let database = TemporaryDatabase()
+        try FileManager.default.createDirectory(at: database.directory, withIntermediateDirectories: true)
+        #expect(link(old.path, database.path) == 0)
+        #expect(unlink(old.path) == 0)
+        #expect(try DatabaseWatch.shared(path: database.path) !== oldWatch)
+        let calls = Recorder<Int>()
+        let monitor = try DatabaseChangeMonitor(path: database.path, safetyNet: .seconds(3600)) { calls.append(1) }
+        #expect(try await Worker(database: database, key: "k", "set", "1").finish())
+        #expect(await eventually { calls.count >= 1 }, "the monitor watched the deleted database's path")
+        withExtendedLifetime((monitor, oldMonitor, oldWatch)) {}
+    }
+
     @Test func theMonitorIsToldWhenTheDatabaseFileIsReplaced() async throws {
         let database = TemporaryDatabase()
         _ = try SQLiteStorage(path: database.path)
