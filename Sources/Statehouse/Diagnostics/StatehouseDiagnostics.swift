@@ -26,6 +26,14 @@ public struct StatehouseDiagnostic: Sendable, Equatable, CustomStringConvertible
 
     public var description: String { message }
 
+    /// A diagnostic for ``StatehouseDiagnostics/report(_:)``: for storages and modules outside Statehouse, so that
+    /// one handler sees everything.
+    public init(kind: Kind, key: String, message: String) {
+        self.kind = kind
+        self.key = key
+        self.message = message
+    }
+
     static func lostWrite(_ error: StorageError) -> Self {
         Self(
             kind: .lostWrite,
@@ -121,7 +129,8 @@ public enum StatehouseDiagnostics {
         FileHandle.standardError.write(Data((diagnostic.message + "\n").utf8))
     }
 
-    package static func report(_ diagnostic: StatehouseDiagnostic) {
+    /// Hands `diagnostic` to the current ``handler``, or else to ``defaultHandler``.
+    public static func report(_ diagnostic: StatehouseDiagnostic) {
         (handler ?? defaultHandler)(diagnostic)
     }
 
