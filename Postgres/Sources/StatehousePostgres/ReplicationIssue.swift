@@ -17,6 +17,10 @@ public struct ReplicationIssue: Sendable, Equatable, CustomStringConvertible {
         case actionNotAppended
         /// An action dispatched here could not be encoded: it was applied nowhere.
         case unencodableAction
+        /// The log could not be read for a reason reconnecting does not mend (its tables changed by hand, a
+        /// privilege revoked, the `PostgresClient` shut down): the store keeps its state and tries again every 2 s.
+        /// Said once until the log can be read again; lost connections are retried without a word.
+        case logUnreadable
         /// The newest snapshot could not be decoded (the state's type changed?): the store replays the whole log
         /// from its initial state instead.
         case unusableSnapshot

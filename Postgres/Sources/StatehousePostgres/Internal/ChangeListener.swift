@@ -66,6 +66,7 @@ final class ChangeListener: Sendable {
     private func listen(generation: UInt64) -> Task<Void, Never> {
         Task(executorPreference: runner.executor) { [weak self, runner] in
             var delay = Duration.milliseconds(10)
+            var refusal = RefusalReport()
             while !Task.isCancelled {
                 do {
                     try await runner.client.withConnection { connection in
@@ -80,13 +81,19 @@ final class ChangeListener: Sendable {
                             // listener was away is announced by nothing else.
                             try await self.catchUp(keys, on: connection)
                             delay = .milliseconds(10)
+                            refusal.ended()
                             for try await notification in notifications {
                                 self.received(notification.payload)
                             }
                         }
                     }
                 } catch {
-                    // Reconnected below; meanwhile changes are caught up when listening again.
+                    // Reconnected below; meanwhile changes are caught up when listening again. A refusal no
+                    // reconnection mends (the table changed by hand, the client shut down) is retried too, but said
+                    // once: until it is mended, containers see other processes' changes only at their safety net.
+                    if !Task.isCancelled, refusal.isNews(error) {
+                        StatehouseDiagnostics.report(Self.listeningRefused(runner.names.table, error))
+                    }
                 }
                 self?.state.withLockedValue { state in
                     if state.generation == generation { state.isListening = false }
@@ -96,6 +103,14 @@ final class ChangeListener: Sendable {
                 delay = min(delay * 2, .seconds(2))
             }
         }
+    }
+
+    private static func listeningRefused(_ table: String, _ error: any Error) -> StatehouseDiagnostic {
+        StatehouseDiagnostic(kind: .watchingUnavailable, key: "", message: """
+            StatehousePostgres: changes to the table \(table) cannot be listened for \
+            (\(PostgresFailure.describe(error))), so containers persisted in it notice other processes' changes only \
+            at their safety-net checks. Listening is tried again every 2 s.
+            """)
     }
 
     /// Reads the versions of `keys` on `connection` and tells the watchers of those that changed.

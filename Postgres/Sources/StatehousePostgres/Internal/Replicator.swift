@@ -144,6 +144,7 @@ final class Replicator: Sendable {
         var handedOver = followed.withLockedValue { $0 }
         var restored = false
         var delay = Duration.milliseconds(10)
+        var refusal = RefusalReport()
         while !Task.isCancelled {
             do {
                 if !restored {
@@ -159,14 +160,22 @@ final class Replicator: Sendable {
                         try await log.migrateIfNeeded(on: connection)
                     }
                     try await connection.listen(on: log.names.log) { notifications in
-                        delay = .milliseconds(10)
-                        try await followListening(to: notifications, after: &handedOver, apply)
+                        // The backoff starts again once the log was read, not when listening starts: a log that
+                        // cannot be read was read again every 10 ms (hundreds of failures a second).
+                        try await followListening(to: notifications, after: &handedOver, apply) {
+                            delay = .milliseconds(10)
+                            refusal.ended()
+                        }
                     }
                 }
             } catch let error as StorageError {
                 throw error
             } catch {
-                // Listened again below, and caught up from `handedOver`.
+                // Listened again below, and caught up from `handedOver`. A refusal no reconnection mends (a table
+                // changed by hand, a privilege revoked, the client shut down) is retried too, but said once.
+                if !Task.isCancelled, !(error is ListeningEnded), refusal.isNews(error) {
+                    reportUnreadableLog(error)
+                }
             }
             try? await Task.sleep(for: delay)
             delay = min(delay * 2, .seconds(2))
@@ -180,7 +189,8 @@ final class Replicator: Sendable {
     private func followListening(
         to notifications: PostgresNotificationSequence,
         after handedOver: inout Int64,
-        _ apply: @Sendable (LogEntry) throws(StorageError) -> Void
+        _ apply: @Sendable (LogEntry) throws(StorageError) -> Void,
+        caughtUp: () -> Void
     ) async throws {
         let wakeUps = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -196,6 +206,7 @@ final class Replicator: Sendable {
                 }
             }
             try await catchUp(after: &handedOver, apply)
+            caughtUp()
             markCaughtUp(through: handedOver)
             for await _ in wakeUps.stream { try await catchUp(after: &handedOver, apply) }
             try Task.checkCancellation()
@@ -205,6 +216,13 @@ final class Replicator: Sendable {
 
     /// The notifications of a listening connection ended: its connection was lost.
     private struct ListeningEnded: Error {}
+
+    private func reportUnreadableLog(_ error: any Error) {
+        onIssue(ReplicationIssue(kind: .logUnreadable, sequence: nil, message: """
+            The replicated store could not read its log \(log.names.log) (\(PostgresFailure.describe(error))). It \
+            keeps its state, tries again every 2 s, and catches up once the log can be read.
+            """))
+    }
 
     /// Hands over every entry after `sequence`, advancing it. Stops at a gap (there is none: see ``LogSchema``).
     private func catchUp(after sequence: inout Int64, _ apply: @Sendable (LogEntry) throws(StorageError) -> Void) async throws {
