@@ -12,6 +12,10 @@ enum PostgresFailure {
                 return true
             case .server:
                 return error.serverInfo?[.sqlState].map(isTransient(sqlState:)) ?? false
+            case .listenFailed:
+                // postgres-nio gives a failed LISTEN this code whatever the cause: without the server's answer, the
+                // connection was lost.
+                return error.serverInfo?[.sqlState].map(isTransient(sqlState:)) ?? true
             default:
                 return false
             }
