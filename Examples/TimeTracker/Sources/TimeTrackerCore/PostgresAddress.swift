@@ -66,6 +66,11 @@ struct PostgresAddress: Sendable {
             database: database, tls: tls
         )
         configuration.options.additionalStartupParameters = Self.startupParameters
+        // The pool's keep-alive query has no deadline, and while it waits the pool counts its connection as soon
+        // available instead of opening another: a pooled connection that died without a word (a NAT forgot it) kept
+        // every lease waiting behind its unanswered keep-alive for good, and changes were never read again. Without
+        // it, a dead idle connection is closed by the first statement that times out on it, or at its idle timeout.
+        configuration.options.keepAliveBehavior = nil
         self.configuration = configuration
     }
 

@@ -138,7 +138,7 @@ final class PostgresBackend: TrackerBackend {
     func watch(
         changed: @escaping @Sendable () -> Void, lost: @escaping @Sendable (TrackerError) -> Void
     ) throws(TrackerError) -> any Sendable {
-        PostgresChangeListener(client: client, logger: Self.logger, changed: changed)
+        PostgresChangeListener(address: address, logger: Self.logger, changed: changed)
     }
 
     /// Runs `body` in a transaction on `connection` that holds ``PostgresSchema/writeLock``, waiting at most

@@ -351,13 +351,7 @@ struct AttackPostgresTests {
         })
         proxy.blackHoleOpenConnections()
         try database.sql("INSERT INTO project (name, nameKey, created) VALUES ('While away', 'while away', 0)")
-        // Not fixed yet: with the listener's own connection certainly black-holed (the wait above), the heartbeat
-        // added in 3e0386a does not bring it back within two minutes (seen 2026-11-24; its earlier passes were with
-        // the listener connecting after the black hole). Suspected: postgres-nio's LISTEN or its notification
-        // sequence does not end when the connection is closed under it, so the listening task never returns.
-        await withKnownIssue("a listener whose connection died silently does not come back", isIntermittent: true) {
-            #expect(await eventually(timeout: .seconds(120)) { tracker.store.state.projects.map(\.name) == ["While away"] })
-        }
+        #expect(await eventually(timeout: .seconds(120)) { tracker.store.state.projects.map(\.name) == ["While away"] })
     }
 
     private static func outcome(of action: TrackerAction, on tracker: TimeTracker) async -> ActionReply.Outcome {
