@@ -62,23 +62,45 @@ struct AttackPostgresTests {
     @Test func anActionWaitsForAnotherWriterAsLongAsTheLockTimeoutSays() async throws {
         let database = try TemporaryPostgresDatabase()
         let tracker = try await TimeTracker.open(
-            postgres: database.url, lockTimeout: .seconds(6), statementTimeout: .seconds(2)
+            postgres: database.url, lockTimeout: .seconds(10), statementTimeout: .seconds(2)
         )
-        let advisoryLocks = """
-            SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+        // Another writer holds the write lock until the test lets it go: a holder that slept a fixed time was once
+        // gone before a busy machine's psql could see it hold the lock.
+        try database.sql("CREATE TABLE let_go (holder text)")
+        let advisoryLocks = { (granted: Bool) in
+            """
+            SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted = \(granted)
             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
             """
-        let shortHolder = Task.detached { try database.sql("SELECT pg_advisory_xact_lock(1953066341), pg_sleep(3.5)") }
-        #expect(await eventually { (try? database.sql(advisoryLocks)) == "1" })
-        try await tracker.perform(.addProject(name: "Waited"))
-        _ = try await shortHolder.value
+        }
+        let holding = { (holder: String) in
+            Task.detached {
+                try database.sql("""
+                    SELECT pg_advisory_xact_lock(1953066341);
+                    DO $$ BEGIN
+                        WHILE NOT EXISTS (SELECT 1 FROM let_go WHERE holder = '\(holder)') LOOP
+                            PERFORM pg_sleep(0.02);
+                        END LOOP;
+                    END $$;
+                    """)
+            }
+        }
+        let first = holding("first")
+        #expect(await eventually { (try? database.sql(advisoryLocks(true))) == "1" })
+        let waiting = Task { try await tracker.perform(.addProject(name: "Waited")) }
+        // The action waits for the lock: let the holder go, well within the lock timeout.
+        #expect(await eventually { (try? database.sql(advisoryLocks(false))) == "1" })
+        _ = try database.sql("INSERT INTO let_go VALUES ('first')")
+        _ = try await first.value
+        _ = try await waiting.value
 
-        let longHolder = Task.detached { try database.sql("SELECT pg_advisory_xact_lock(1953066341), pg_sleep(12)") }
-        #expect(await eventually { (try? database.sql(advisoryLocks)) == "1" })
-        await #expect(throws: TrackerError.databaseLocked(waited: .seconds(6))) {
+        let second = holding("second")
+        #expect(await eventually { (try? database.sql(advisoryLocks(true))) == "1" })
+        await #expect(throws: TrackerError.databaseLocked(waited: .seconds(10))) {
             try await tracker.perform(.addProject(name: "Refused"))
         }
-        _ = try await longHolder.value
+        _ = try database.sql("INSERT INTO let_go VALUES ('second')")
+        _ = try await second.value
         #expect(try database.sql("SELECT string_agg(name, ',') FROM project") == "Waited")
     }
 
