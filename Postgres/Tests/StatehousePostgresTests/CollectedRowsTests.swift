@@ -16,16 +16,17 @@ struct CollectedRowsTests {
             let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
             // Rows that come slowly, so that the connection is terminated while they are still coming.
             let rowCount = 2_000
-            /// The rows' count, or `nil` if the read failed. A connection leased closed (the previous round's, not
-            /// yet dropped by the pool) refuses the query before sending it: lease again until it is sent.
-            @Sendable func readRows() async -> Int? {
+            /// The rows' count, or `nil` if the read failed once `terminated`. Before, a failure is the previous
+            /// round's termination still showing (a connection leased closed refuses the query before sending it; the
+            /// pool, reconnecting, may give up for a moment): read again until the query runs and is terminated.
+            @Sendable func readRows(terminated: Recorder<Void>) async -> Int? {
                 while true {
                     do {
                         return try await client.rows(
                             "SELECT repeat('x', 2000), pg_sleep(0.001) FROM generate_series(1, \(rowCount))",
                             logger: logger
                         ).count
-                    } catch is PostgresFailure.ClosedBeforeSending {
+                    } catch where terminated.elements.isEmpty && PostgresFailure.isTransient(error) {
                         continue
                     } catch {
                         return nil
@@ -33,12 +34,14 @@ struct CollectedRowsTests {
                 }
             }
             for _ in 0..<5 {
-                async let read = readRows()
+                let terminated = Recorder<Void>()
+                async let read = readRows(terminated: terminated)
                 #expect(await eventually {
                     (try? cluster.sql("""
                         SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT repeat%' AND state = 'active'
                         """)) == "1"
                 })
+                terminated.append(())
                 try cluster.terminateConnections()
                 let count = await read
                 #expect(count == nil)
