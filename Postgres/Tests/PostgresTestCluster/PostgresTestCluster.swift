@@ -71,9 +71,11 @@ public final class PostgresTestCluster: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Restarts the server (`pg_ctl restart`): every connection is dropped.
+    /// Restarts the server (`pg_ctl restart`): every connection is dropped. The server log goes on in the same file
+    /// (without `-l`, the restarted server wrote it to `pg_ctl`'s output, a file removed at once).
     public func restart() throws {
-        try pgCtl(["restart", "-m", "fast", "-w", "-t", "120"])
+        let log = directory.appendingPathComponent("server.log").path
+        try pgCtl(["restart", "-m", "fast", "-w", "-t", "120", "-l", log])
     }
 
     /// Runs `sql` with `psql` in `database` and returns what it printed (unaligned, tuples only).

@@ -57,6 +57,26 @@ struct RefusalReportTests {
         }
     }
 
+    /// An app ending shuts its client down while containers still watch: the listener stops without a word. It
+    /// reported the client shut down, then tried again every 2 s for as long as the process lived.
+    @Test func aClientShutDownWhileWatchingEndsTheListenerSilently() async throws {
+        let diagnostics = Recorder<StatehouseDiagnostic>()
+        try await StatehouseDiagnostics.$handler.withValue({ diagnostics.append($0) }) {
+            let client = PostgresClient(configuration: try cluster.clientConfiguration)
+            let running = Task(executorPreference: PostgresStorage.executor) { await client.run() }
+            let storage = PostgresStorage(client: client, table: uniqueTable())
+            let calls = Recorder<Void>()
+            let watch = try storage.watchChanges(of: "k") { calls.append(()) }
+            defer { watch.cancel() }
+            #expect(await eventually { calls.count == 1 })
+            running.cancel()
+            await running.value
+            // Time for the listener to notice and, before the fix, to say so (it did within milliseconds).
+            try await Task.sleep(for: .seconds(3))
+        }
+        #expect(diagnostics.elements.isEmpty, "\(diagnostics.elements)")
+    }
+
     private static let rolledBack = "SELECT xact_rollback FROM pg_stat_database WHERE datname = current_database()"
 
     /// The storage's table loses its `version` column while its listener is away: listening again fails at its

@@ -87,10 +87,14 @@ final class ChangeListener: Sendable {
                             }
                         }
                     }
+                } catch where PostgresFailure.isShutDown(error) {
+                    // The client shut down for good (an app ending while containers still watch): nothing to say
+                    // and nothing to listen with again.
+                    return
                 } catch {
                     // Reconnected below; meanwhile changes are caught up when listening again. A refusal no
-                    // reconnection mends (the table changed by hand, the client shut down) is retried too, but said
-                    // once: until it is mended, containers see other processes' changes only at their safety net.
+                    // reconnection mends (the table changed by hand) is retried too, but said once: until it is
+                    // mended, containers see other processes' changes only at their safety net.
                     if !Task.isCancelled, refusal.isNews(error) {
                         StatehouseDiagnostics.report(Self.listeningRefused(runner.names.table, error))
                     }

@@ -25,6 +25,11 @@ enum PostgresFailure {
             || error is ClosedBeforeSending
     }
 
+    /// Whether the client has shut down (its `run()` ended): it cannot lease a connection again.
+    static func isShutDown(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.code == .poolClosed || error as? ConnectionPoolError == .poolShutdown
+    }
+
     /// The leased connection had closed before a statement was sent on it: nothing was sent, and the pool will drop
     /// the connection.
     struct ClosedBeforeSending: Error {}
@@ -55,10 +60,12 @@ enum PostgresFailure {
         }
     }
 
-    /// Connection exceptions (class 08), the server shutting down or starting (57P01–57P03), and a serialization
-    /// failure or deadlock (40001, 40P01), which PostgreSQL asks clients to retry.
+    /// Connection exceptions (class 08), the server shutting down or starting (57P01–57P03), a session ended for
+    /// waiting on its client longer than `idle_session_timeout` (57P05: it was idle outside any transaction, so a
+    /// statement that meets this error never ran), and a serialization failure or deadlock (40001, 40P01), which
+    /// PostgreSQL asks clients to retry.
     private static func isTransient(sqlState: String) -> Bool {
-        sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03", "40001", "40P01"].contains(sqlState)
+        sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03", "57P05", "40001", "40P01"].contains(sqlState)
     }
 
     /// A short account of `error` for a message: the server's SQLSTATE and message, or what happened to the
@@ -75,6 +82,9 @@ enum PostgresFailure {
         }
         if error is ClosedBeforeSending {
             return "the connection had closed before the statement was sent"
+        }
+        if error as? ConnectionPoolError == .poolShutdown {
+            return "the PostgresClient has shut down (its run() ended)"
         }
         if error as? ConnectionPoolError == .connectionCreationCircuitBreakerTripped {
             return "the PostgresClient could not connect to the server"

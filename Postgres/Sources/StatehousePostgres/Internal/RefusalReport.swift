@@ -2,7 +2,8 @@ import PostgresNIO
 
 /// Whether a loop that retries every failure (following a log, listening for changes) should tell of this one.
 ///
-/// A lost connection, a server going away, a lock or statement timeout is expected and mended by retrying, so it is
+/// A lost connection, a server going away, a session the server ended (`pg_terminate_backend`, `idle_session_timeout`:
+/// see ``PostgresFailure/isTransient(_:)``), a lock or statement timeout is expected and mended by retrying, so it is
 /// never told. A refusal that retrying does not mend (a table changed by hand, a privilege revoked, the client shut
 /// down) is told once, until the loop works again: retried every 2 s, it would otherwise be told 1,800 times an hour.
 struct RefusalReport {
