@@ -45,6 +45,7 @@ final class DatabaseWatch: Sendable {
     ///
     /// - Throws: ``StorageError`` (operation `.open`) if the database does not exist or cannot be opened.
     static func shared(path: String) throws(StorageError) -> DatabaseWatch {
+        guard DatabaseMark.identity(of: path) != nil else { throw missing(path) }
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
         return try registry.withLock { (watches: inout [String: WeakWatch]) throws(StorageError) in
             if let watch = watches[absolute]?.watch { return watch }

@@ -99,6 +99,8 @@ struct SQLiteWatchingTests {
         let monitor = try DatabaseChangeMonitor(path: database.path, safetyNet: .seconds(3600)) { calls.append(1) }
         #expect(try await Worker(database: database, key: "k", "set", "1").finish())
         #expect(await eventually { calls.count >= 1 }, "the monitor watched the deleted database's path")
+        // The deleted database's path names no database, though its watch lives on.
+        #expect(throws: StorageError.self) { try DatabaseChangeMonitor(path: old.path) {} }
         withExtendedLifetime((monitor, oldMonitor, oldWatch)) {}
     }
 
