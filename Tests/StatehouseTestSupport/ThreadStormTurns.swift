@@ -7,8 +7,8 @@ import Synchronization
 /// lookup of it (each `StateContainer<Int>.update`, each `AsyncStream.next`) takes that cache's lock, a
 /// priority-inheriting futex that hands itself to one waiter at a time. Five storms side by side (40 threads on two
 /// cores) queued the cooperative pool's two threads behind those locks for 30–100 s: every test waiting with a
-/// deadline beside them failed (stacks sampled with gdb in the dry runs of sessions 10 and 11). One storm at a time
-/// leaves the pool a share of the cores; the storms still meet every test that does not storm.
+/// deadline beside them failed (CI and the dry runs of session 10; stacks sampled with gdb in session 11). One storm
+/// at a time leaves the pool a share of the cores; the storms still meet every test that does not storm.
 public func duringThreadStorm<T>(_ body: () async throws -> T) async rethrows -> T {
     if ThreadStormTurn.isHeld { return try await body() }
     await ThreadStormTurn.shared.take()
