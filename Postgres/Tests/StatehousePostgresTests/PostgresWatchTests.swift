@@ -189,6 +189,31 @@ struct PostgresWatchTests {
         return pid
     }
 
+    /// The listening connection's server process stops answering without closing anything (SIGSTOP: to the
+    /// client, as a connection a NAT forgot): nothing would ever end the wait for notifications. The heartbeat finds
+    /// it out, and the storage listens on a new connection and catches up with the change made meanwhile.
+    @Test func aListenerWhoseConnectionStopsAnsweringComesBackAndCatchesUp() async throws {
+        try await withStorage { storage in
+            let calls = Calls()
+            let watch = try storage.watchChanges(of: "k") { calls() }
+            defer { watch.cancel() }
+            #expect(await eventually { calls.count == 1 })
+            let listening = """
+                SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                AND (query LIKE '%unnest%' OR query LIKE '%StatehousePostgres heartbeat%')
+                """
+            let found = try cluster.sql(listening)
+            let listener = try #require(Int32(found), "listening backends: \(found)")
+            #expect(kill(listener, SIGSTOP) == 0)
+            defer { kill(listener, SIGCONT) }
+            try await withClient { other in
+                let writer = PostgresStorage(client: other, table: storage.table)
+                try await onThread { try writer.save(Data("1".utf8), key: "k") }
+            }
+            #expect(await eventually(timeout: .seconds(120)) { calls.count == 2 }, "the listener never came back")
+        }
+    }
+
     @Test func cancelledWatchesAreNotCalled() async throws {
         try await withStorage { storage in
             let (cancelled, kept) = (Calls(), Calls())

@@ -82,8 +82,12 @@ final class ChangeListener: Sendable {
                             try await self.catchUp(keys, on: connection)
                             delay = .milliseconds(10)
                             refusal.ended()
-                            for try await notification in notifications {
-                                self.received(notification.payload)
+                            try await Heartbeat.whileAnswering(
+                                connection, on: runner.executor, logger: runner.logger
+                            ) {
+                                for try await notification in notifications {
+                                    self.received(notification.payload)
+                                }
                             }
                         }
                     }
