@@ -163,6 +163,13 @@ public final class PostgresTestCluster: Sendable {
         return output
     }
 
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), looked up at run time: Swift's Glibc
+    /// module does not import it.
+    private static let addCloseFrom: AddCloseFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+        unsafeBitCast($0, to: AddCloseFrom.self)
+    }
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
     /// Starts a program with its standard output and error going to the file `output`, and nothing as its input.
     private static func spawn(_ executable: String, _ arguments: [String], output: String) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
@@ -171,6 +178,11 @@ public final class PostgresTestCluster: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else: postgres-nio's sockets are not close-on-exec, and a child keeps what it inherits open. A
+        // watchdog (alive for the whole run) started while a test's listener was connected kept that socket open
+        // after the test closed it, so the server never saw the close (AttackHeartbeatTests failed so whenever
+        // another suite started its cluster meanwhile).
+        _ = addCloseFrom?(&actions, 3)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0

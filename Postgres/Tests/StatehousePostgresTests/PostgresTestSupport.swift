@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import PostgresTestCluster
+import Statehouse
 import StatehousePostgres
 import StatehouseTestSupport
 import Testing
@@ -35,9 +36,10 @@ var cluster: PostgresTestCluster {
 
 /// Runs `body` with a client of the suite's cluster, running (off the cooperative pool) until `body` returns.
 func withClient<Result: Sendable>(
+    configuration: PostgresClient.Configuration? = nil,
     _ body: @Sendable (PostgresClient) async throws -> Result
 ) async throws -> Result {
-    let client = PostgresClient(configuration: try cluster.clientConfiguration)
+    let client = PostgresClient(configuration: try configuration ?? cluster.clientConfiguration)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask(executorPreference: PostgresStorage.executor) { await client.run() }
         defer { group.cancelAll() }
@@ -46,11 +48,62 @@ func withClient<Result: Sendable>(
 }
 
 /// Runs `body` with a storage on a table of its own, so that tests sharing a cluster do not see each other's keys.
+/// Its client's sessions are named after the table (`application_name`), so that a test can tell them from the
+/// sessions of the suite's earlier tests, which may still be ending (see ``sessions(of:where:)``).
 func withStorage<Result: Sendable>(
     _ body: @Sendable (PostgresStorage) async throws -> Result
 ) async throws -> Result {
-    try await withClient { client in
-        try await body(PostgresStorage(client: client, table: uniqueTable()))
+    let table = uniqueTable()
+    var configuration = try cluster.clientConfiguration
+    configuration.options.additionalStartupParameters = [("application_name", table)]
+    return try await withClient(configuration: configuration) { client in
+        try await body(PostgresStorage(client: client, table: table))
+    }
+}
+
+/// The server processes of `storage`'s sessions (made by ``withStorage(_:)``) that match `condition`, a SQL
+/// condition on `pg_stat_activity`.
+func sessions(of storage: PostgresStorage, where condition: String = "TRUE") throws -> [Int32] {
+    try cluster.sql("""
+        SELECT pid FROM pg_stat_activity WHERE application_name = '\(storage.table)' AND (\(condition))
+        """).split(whereSeparator: \.isWhitespace).compactMap { Int32($0) }
+}
+
+/// The server processes of `storage`'s sessions whose last statement was its listener's: the catch-up, `LISTEN` or
+/// the heartbeat.
+func listeningSessions(of storage: PostgresStorage) throws -> [Int32] {
+    try sessions(
+        of: storage,
+        where: "query LIKE '%unnest%' OR query LIKE '%StatehousePostgres heartbeat%' OR query LIKE 'LISTEN%'"
+    )
+}
+
+/// Saves `text` under `key` in `storage`'s table through a client of its own: a change made by another process.
+func saveFromAnotherClient(_ text: String, key: String = "k", in storage: PostgresStorage) async throws {
+    try await withClient { other in
+        let writer = PostgresStorage(client: other, table: storage.table)
+        try await onThread { try writer.save(Data(text.utf8), key: key) }
+    }
+}
+
+/// The server process of `storage`'s listening session, once there is exactly one (its listener may be between
+/// connections).
+func theListeningSession(of storage: PostgresStorage) async throws -> Int32 {
+    #expect(await eventually { (try? listeningSessions(of: storage))?.count == 1 })
+    return try #require(try listeningSessions(of: storage).first)
+}
+
+/// Runs `body` with a storage whose key `k` is watched, once the watch had its first call: with the watch's calls
+/// and the server process of the storage's listening session.
+func withWatchedStorage(
+    _ body: @Sendable (PostgresStorage, PostgresWatchTests.Calls, _ listener: Int32) async throws -> Void
+) async throws {
+    try await withStorage { storage in
+        let calls = PostgresWatchTests.Calls()
+        let watch = try storage.watchChanges(of: "k") { calls() }
+        defer { watch.cancel() }
+        #expect(await eventually { calls.count == 1 })
+        try await body(storage, calls, try await theListeningSession(of: storage))
     }
 }
 

@@ -193,25 +193,10 @@ struct PostgresWatchTests {
     /// client, as a connection a NAT forgot): nothing would ever end the wait for notifications. The heartbeat finds
     /// it out, and the storage listens on a new connection and catches up with the change made meanwhile.
     @Test func aListenerWhoseConnectionStopsAnsweringComesBackAndCatchesUp() async throws {
-        try await withStorage { storage in
-            let calls = Calls()
-            let watch = try storage.watchChanges(of: "k") { calls() }
-            defer { watch.cancel() }
-            #expect(await eventually { calls.count == 1 })
-            let listening = """
-                SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
-                AND (query LIKE '%unnest%' OR query LIKE '%StatehousePostgres heartbeat%')
-                """
-            // Exactly one: sessions of the suite's earlier tests may still be ending.
-            #expect(await eventually { (try? cluster.sql(listening)).flatMap { Int32($0) } != nil })
-            let found = try cluster.sql(listening)
-            let listener = try #require(Int32(found), "listening backends: \(found)")
+        try await withWatchedStorage { storage, calls, listener in
             #expect(kill(listener, SIGSTOP) == 0)
             defer { kill(listener, SIGCONT) }
-            try await withClient { other in
-                let writer = PostgresStorage(client: other, table: storage.table)
-                try await onThread { try writer.save(Data("1".utf8), key: "k") }
-            }
+            try await saveFromAnotherClient("1", in: storage)
             #expect(await eventually(timeout: .seconds(120)) { calls.count == 2 }, "the listener never came back")
         }
     }

@@ -70,21 +70,21 @@ final class ChangeListener: Sendable {
             while !Task.isCancelled {
                 do {
                     try await runner.client.withConnection { connection in
-                        try await runner.migrateIfNeeded(on: connection)
-                        try await connection.listen(on: runner.names.table) { notifications in
-                            guard let self else { return }
-                            let keys = self.state.withLockedValue { state in
-                                if state.generation == generation { state.isListening = true }
-                                return state.registry.keys
-                            }
-                            // On the listening connection, and a failure listens again: a change made while the
-                            // listener was away is announced by nothing else.
-                            try await self.catchUp(keys, on: connection)
-                            delay = .milliseconds(10)
-                            refusal.ended()
-                            try await Heartbeat.whileAnswering(
-                                connection, on: runner.executor, logger: runner.logger
-                            ) {
+                        // From the lease on: a pooled connection may have died silently while idle, and then the
+                        // migration, `LISTEN` or the catch-up would wait on it forever.
+                        try await Heartbeat.whileAnswering(connection, on: runner.executor, logger: runner.logger) {
+                            try await runner.migrateIfNeeded(on: connection)
+                            try await connection.listen(on: runner.names.table) { notifications in
+                                guard let self else { return }
+                                let keys = self.state.withLockedValue { state in
+                                    if state.generation == generation { state.isListening = true }
+                                    return state.registry.keys
+                                }
+                                // On the listening connection, and a failure listens again: a change made while the
+                                // listener was away is announced by nothing else.
+                                try await self.catchUp(keys, on: connection)
+                                delay = .milliseconds(10)
+                                refusal.ended()
                                 for try await notification in notifications {
                                     self.received(notification.payload)
                                 }

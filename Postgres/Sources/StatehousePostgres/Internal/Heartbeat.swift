@@ -2,29 +2,32 @@ import Logging
 import PostgresNIO
 
 /// Keeps a listening connection honest: nothing arrives on it while nothing changes, so one that died without a word
-/// (a NAT or a firewall forgot it, the server's process hangs: no reset ever comes) would be listened on forever.
+/// (a NAT or a firewall forgot it, the server's process hangs: no reset ever comes) would be waited on forever.
 enum Heartbeat {
     static let interval = Duration.seconds(5)
     static let timeout = Duration.seconds(10)
     /// Named, so that an administrator (or a test) can tell the listening connection in `pg_stat_activity`.
     static let query: PostgresQuery = "SELECT 1 /* StatehousePostgres heartbeat */"
 
-    /// Runs `body` (which waits for notifications on `connection`) while asking `connection` to answer every
-    /// ``interval``. A question not answered within ``timeout`` closes the connection, which ends `body` with an
-    /// error: a wait on a dead connection is given up by nothing else.
+    /// Runs `body` (everything the listener does on `connection`: migrating, `LISTEN`, catching up, waiting for
+    /// notifications) while asking `connection` to answer every ``interval``. A question not answered within
+    /// ``timeout`` closes the connection, which fails whatever `body` waits for: a wait on a dead connection is
+    /// given up by nothing else. The connection is closed when `body` ends, too.
     static func whileAnswering(
         _ connection: PostgresConnection,
         on executor: any TaskExecutor,
         logger: Logger,
-        _ body: @escaping @Sendable () async throws -> Void
+        _ body: () async throws -> Void
     ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             defer {
                 group.cancelAll()
-                _ = connection.close() as EventLoopFuture<Void>
+                close(connection)
             }
-            group.addTask { try await body() }
+            // Ends by closing the connection, also when cancelled (the listener's task was, or `body` ended):
+            // `body` may be waiting for notifications, which no cancellation ends.
             group.addTask {
+                defer { close(connection) }
                 while true {
                     try await Task.sleep(for: interval)
                     try await bounded(by: timeout, on: executor) {
@@ -32,7 +35,11 @@ enum Heartbeat {
                     }
                 }
             }
-            try await group.next()
+            try await body()
         }
+    }
+
+    private static func close(_ connection: PostgresConnection) {
+        _ = connection.close() as EventLoopFuture<Void>
     }
 }
