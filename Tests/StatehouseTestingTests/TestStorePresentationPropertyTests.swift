@@ -22,7 +22,7 @@ struct TestStorePresentationPropertyTests {
     /// Each step's actions with the state each left, and how many timers sleep after it.
     private func runOnStore(_ program: [ProgramStep]) async -> [(applied: [Applied], sleepers: Int)] {
         let clock = ManualClock()
-        let applied = Mutex<[Applied]>([])
+        let applied = Locked<[Applied]>([])
         let parent = parentReducer(clock: clock)
         let store = Store(initialState: Parent()) { (state: inout Parent, action: ParentAction) in
             let effect = parent.reduce(&state, action)

@@ -70,7 +70,7 @@ private struct ReadThroughScopes: Sendable {
 
 /// The first thing that went wrong, kept by any thread.
 private final class FirstFailure: Sendable {
-    private let failure = Mutex<String?>(nil)
+    private let failure = Locked<String?>(nil)
 
     func record(_ message: String) {
         failure.withLock { $0 = $0 ?? message }

@@ -76,7 +76,7 @@ struct FindingCrossedUpdatesAndLateScopesTests {
         let rounds = 40_000
         let behind = Atomic<Int>(0)
         let played = Atomic<Int>(0)
-        let firstBehind = Mutex<String>("")
+        let firstBehind = Locked<String>("")
 
         @Sendable func waitFor(_ round: Int) -> Bool {
             var spins = 0

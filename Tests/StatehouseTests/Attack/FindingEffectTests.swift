@@ -10,7 +10,7 @@ private struct RTally: Equatable, Sendable { var ticks = 0; var stops = 0 }
 private enum RAction: Equatable, Sendable { case start, startNested, stop, stopOuter, tick }
 
 private final class SendBox: Sendable {
-    let send = Mutex<Send<RAction>?>(nil)
+    let send = Locked<Send<RAction>?>(nil)
     func keep(_ s: Send<RAction>) { send.withLock { $0 = s } }
     func fire(_ a: RAction) { send.withLock { $0 }?(a) }
 }

@@ -37,7 +37,7 @@ private struct TimerID: Hashable, Sendable {}
 
 /// A callback registry outside any effect's task: what a delegate or a notification observer holds.
 private final class Callbacks: Sendable {
-    private let sends = Mutex<[Send<SheetAction>]>([])
+    private let sends = Locked<[Send<SheetAction>]>([])
     func keep(_ send: Send<SheetAction>) { sends.withLock { $0.append(send) } }
     func fire(_ action: SheetAction) { for send in sends.withLock({ $0 }) { send(action) } }
 }

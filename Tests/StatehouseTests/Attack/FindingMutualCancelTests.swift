@@ -7,8 +7,8 @@ import Testing
 import StatehouseTestSupport
 
 private final class Tokens: Sendable {
-    let a = Mutex<SubscriptionToken?>(nil)
-    let b = Mutex<SubscriptionToken?>(nil)
+    let a = Locked<SubscriptionToken?>(nil)
+    let b = Locked<SubscriptionToken?>(nil)
 }
 
 /// Leaves two threads waiting for each other if it finds the bug.

@@ -8,7 +8,7 @@ import StatehouseTestSupport
 
 /// A transactional storage in memory, for the review.
 private final class ReviewTransactionalStorage: TransactionalStorage, Sendable {
-    private let data = Mutex<[String: (Data, Int64)]>([:])
+    private let data = Locked<[String: (Data, Int64)]>([:])
     func load(key: String) throws -> Data? { data.withLock { $0[key]?.0 } }
     func save(_ value: Data, key: String) throws { data.withLock { $0[key] = (value, ($0[key]?.1 ?? 0) + 1) } }
     func remove(key: String) throws { _ = data.withLock { $0.removeValue(forKey: key) } }
