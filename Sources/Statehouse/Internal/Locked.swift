@@ -60,7 +60,7 @@ import Synchronization
     ) throws(Failure) -> sending Result {
         // A local copy of the pointer: `&self.cell.pointee` would count as an access to the stored property.
         let cell = self.cell
-        // Read once: each read of the lazy global costs a `swift_once` check.
+        // Read once per critical section (see `ThreadSanitizer.hooks`).
         let sanitizer = ThreadSanitizer.hooks
         sanitizer?.acquire(cell)
         defer {

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -18,9 +20,25 @@ package enum ThreadSanitizer {
         @usableFromInline let release: Hook
     }
 
-    @usableFromInline static let hooks: Hooks? = {
+    /// The hooks, or `nil` when the process does not run under ThreadSanitizer.
+    ///
+    /// Read in every critical section. Without ThreadSanitizer it costs one load of a statically initialized atomic:
+    /// reading the lazily initialized `lookedUpHooks` instead cost a `swift_once` check each time (about 30
+    /// instructions of a store's `dispatch`, which takes three locks).
+    @inlinable
+    static var hooks: Hooks? {
+        if isKnownAbsent.load(ordering: .relaxed) { return nil }
+        return lookedUpHooks
+    }
+
+    /// Set once the lookup found no hooks. Relaxed is enough: a thread that does not see it yet reads
+    /// `lookedUpHooks`, which says the same.
+    @usableFromInline static let isKnownAbsent = Atomic<Bool>(false)
+
+    @usableFromInline static let lookedUpHooks: Hooks? = {
         #if os(Linux)
         guard let acquire = dlsym(nil, "__tsan_acquire"), let release = dlsym(nil, "__tsan_release") else {
+            isKnownAbsent.store(true, ordering: .relaxed)
             return nil
         }
         return Hooks(
@@ -28,6 +46,7 @@ package enum ThreadSanitizer {
             release: unsafeBitCast(release, to: Hook.self)
         )
         #else
+        isKnownAbsent.store(true, ordering: .relaxed)
         return nil
         #endif
     }()

@@ -157,7 +157,7 @@ extension Store {
             reducer: nil,
             pipeline: nil,
             forward: { [self] action in dispatch(toAction(action)) },
-            serializer: { [self] work in submit(.run(work)) },
+            serializer: { [self] work in run(work) },
             upstream: upstream,
             effectsHost: self
         )

@@ -112,7 +112,7 @@ extension Store {
             }
             if initial, let round { round.deliver(on: currentThreadIdentity()) }
         }
-        submit(.run(register))
+        run(register)
         return SubscriptionToken(subscription)
     }
 }

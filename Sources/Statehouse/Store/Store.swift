@@ -181,6 +181,17 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         }
     }
 
+    /// Runs `body` in order with the store's other work: now if the store is idle, then what is queued meanwhile;
+    /// or queued for the processor. Like ``dispatch(_:)``, an idle store makes no `StoreWork` for it: the generic
+    /// enum's copies cost more than registering a subscriber.
+    @inlinable
+    func run(_ body: @escaping @Sendable () -> Void) {
+        if let serializer { return serializer(body) }
+        guard inbox.withLock({ $0.startWorkingOrQueue { .run(body) } }) else { return }
+        body()
+        processQueued()
+    }
+
     /// The processor's loop: `work`, then what is queued, until nothing is left or this caller did its share.
     @inlinable @inline(__always)
     func process(_ work: StoreWork<State, Action>) {

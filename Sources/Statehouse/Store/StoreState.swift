@@ -69,8 +69,17 @@ struct StoreState<State: Sendable>: Sendable {
     }
 
     /// The subscribers of every group whose selection changed, with the state to give them.
+    @inlinable @inline(__always)
+    mutating func changedSubscribers() -> DeliveryRound<State>? {
+        // Empty groups are not refreshed (see `add`): with no subscriber there is nothing to compare, and a store
+        // without subscribers (the common `dispatch`) makes no call.
+        subscriberCount == 0 ? nil : changedGroups()
+    }
+
+    /// `mutating`, though it changes only the groups' last selections (objects): called on the state being changed,
+    /// a non-mutating method was given a copy of the whole `StoreState` (a `memcpy` on every dispatch).
     @inlinable
-    func changedSubscribers() -> DeliveryRound<State>? {
+    mutating func changedGroups() -> DeliveryRound<State>? {
         var changed: [ContiguousArray<Entry?>] = []
         var index = 0
         while index < groups.count {
