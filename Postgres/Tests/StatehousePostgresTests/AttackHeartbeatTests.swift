@@ -13,18 +13,6 @@ import Testing
 struct AttackHeartbeatTests {
     typealias Calls = PostgresWatchTests.Calls
 
-    /// Polls `condition` (which may run psql) every 50 ms until it holds or `timeout` passes.
-    static func eventuallyTrue(
-        timeout: Duration = .seconds(120), _ condition: () throws -> Bool
-    ) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try condition() { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return try condition()
-    }
-
     /// The server's end of a session's TCP connection, as /proc/net/tcp shows it: its state (`0x08`: the client
     /// closed its end) and the bytes received but not read by the (stopped) backend.
     static func serverSocket(of pid: Int32) throws -> (state: Int, unread: Int)? {
@@ -62,24 +50,19 @@ struct AttackHeartbeatTests {
             defer { if !continued { kill(listener, SIGCONT) } }
             // The heartbeat's query waits, unread, in the stopped backend's socket.
             #expect(
-                try await Self.eventuallyTrue { (try Self.serverSocket(of: listener)?.unread ?? 0) > 0 },
+                try await eventuallyTrue { (try Self.serverSocket(of: listener)?.unread ?? 0) > 0 },
                 "the heartbeat never reached the stopped backend"
             )
             watch.cancel()
             #expect(
-                try await Self.eventuallyTrue { try Self.serverSocket(of: listener)?.state == 0x08 },
+                try await eventuallyTrue { try Self.serverSocket(of: listener)?.state == 0x08 },
                 "the cancelled listener did not close its connection"
             )
             #expect(kill(listener, SIGCONT) == 0)
             continued = true
-            #expect(try await Self.eventuallyTrue { try listeningSessions(of: storage).isEmpty }, "a listening session was left")
+            #expect(try await eventuallyTrue { try listeningSessions(of: storage).isEmpty }, "a listening session was left")
 
-            let again = Calls()
-            let next = try storage.watchChanges(of: "k") { again() }
-            defer { next.cancel() }
-            #expect(await eventually { again.count == 1 })
-            try await saveFromAnotherClient("1", in: storage)
-            #expect(await eventually { again.count == 2 })
+            try await expectANewWatchFollows(storage)
             #expect(calls.count == 1)
         }
     }
@@ -91,7 +74,7 @@ struct AttackHeartbeatTests {
             _ = try cluster.sql("SELECT pg_terminate_backend(\(listener))")
             try await saveFromAnotherClient("1", in: storage)
             #expect(await eventually { calls.count == 2 })
-            #expect(try await Self.eventuallyTrue { try listeningSessions(of: storage).filter { $0 != listener }.count == 1 })
+            #expect(try await eventuallyTrue { try listeningSessions(of: storage).filter { $0 != listener }.count == 1 })
             try await saveFromAnotherClient("2", in: storage)
             #expect(await eventually { calls.count == 3 })
             #expect(calls.count == 3)
@@ -114,7 +97,7 @@ struct AttackHeartbeatTests {
                     )
                     _ = try cluster.sql("SELECT pg_terminate_backend(\(first))")
                     let waiting = "wait_event_type = 'Lock' AND query LIKE '%unnest%'"
-                    #expect(try await Self.eventuallyTrue { try sessions(of: storage, where: waiting).count == 1 })
+                    #expect(try await eventuallyTrue { try sessions(of: storage, where: waiting).count == 1 })
                     let pid = try #require(try sessions(of: storage, where: waiting).first)
                     stopped.append(pid)
                     #expect(kill(pid, SIGSTOP) == 0)

@@ -50,12 +50,10 @@ struct AttackS11Tests {
         ]
         let timedOutBefore = try Self.serverLog(cluster, count: "due to lock timeout")
         try await Self.expectNothingReported(configuration: configuration) { storage, store in
-            let holder = Task.detached {
-                _ = try? cluster.sql("""
-                    SET application_name = 's11_holder'; BEGIN;
-                    LOCK TABLE \(storage.table), \(store.log) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600);
-                    """)
-            }
+            let holder = try holdInPsql("""
+                SET application_name = 's11_holder'; BEGIN;
+                LOCK TABLE \(storage.table), \(store.log) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600);
+                """)
             #expect(await eventually {
                 (try? cluster.sql("""
                     SELECT count(*) FROM pg_stat_activity

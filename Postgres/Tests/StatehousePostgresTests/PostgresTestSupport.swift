@@ -64,9 +64,24 @@ func withStorage<Result: Sendable>(
 /// The server processes of `storage`'s sessions (made by ``withStorage(_:)``) that match `condition`, a SQL
 /// condition on `pg_stat_activity`.
 func sessions(of storage: PostgresStorage, where condition: String = "TRUE") throws -> [Int32] {
+    try sessions(named: storage.table, where: condition)
+}
+
+/// The server processes of the sessions whose `application_name` is `application` and that match `condition`.
+func sessions(named application: String, where condition: String = "TRUE") throws -> [Int32] {
     try cluster.sql("""
-        SELECT pid FROM pg_stat_activity WHERE application_name = '\(storage.table)' AND (\(condition))
+        SELECT pid FROM pg_stat_activity WHERE application_name = '\(application)' AND (\(condition))
         """).split(whereSeparator: \.isWhitespace).compactMap { Int32($0) }
+}
+
+/// Polls `condition` (which may run psql, and throw) every 50 ms until it holds or `timeout` passes.
+func eventuallyTrue(timeout: Duration = .seconds(120), _ condition: () throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    return try condition()
 }
 
 /// The server processes of `storage`'s sessions whose last statement was its listener's: the catch-up, `LISTEN` or
@@ -105,6 +120,25 @@ func withWatchedStorage(
         #expect(await eventually { calls.count == 1 })
         try await body(storage, calls, try await theListeningSession(of: storage))
     }
+}
+
+/// A new watch of `k` on `storage` gets its first call, and another for a change made by another client.
+func expectANewWatchFollows(_ storage: PostgresStorage) async throws {
+    let calls = PostgresWatchTests.Calls()
+    let watch = try storage.watchChanges(of: "k") { calls() }
+    defer { watch.cancel() }
+    #expect(await eventually { calls.count == 1 })
+    try await saveFromAnotherClient("1", in: storage)
+    #expect(await eventually { calls.count == 2 })
+}
+
+/// Runs `sql` in psql on a thread of its own until it ends: for a session that holds something (a lock) while the
+/// test goes on. Run in a task instead, the wait took one of the cooperative pool's two threads for as long: two
+/// such holders at once (two suites) stalled every test of the process until their `pg_sleep` ended, ten minutes.
+@discardableResult
+func holdInPsql(_ sql: String) throws -> Task<Void, Never> {
+    let cluster = try cluster
+    return Task { _ = try? await onThread { try cluster.sql(sql) } }
 }
 
 /// A table name no other test uses.

@@ -35,9 +35,17 @@ enum Heartbeat {
                     }
                 }
             }
+            try await connection.run(lockTimeout, logger: logger)
             try await body()
         }
     }
+
+    /// Set on the connection before `body` runs. A statement waiting for a lock (another session's `ALTER TABLE`, a
+    /// migration) holds up the heartbeat's question behind it, which then closes the connection; but the server
+    /// notices a closed client only when it next reads, so the closed session would go on waiting, and each
+    /// reconnection would queue one more session behind the lock. With this the server gives up the wait first,
+    /// and the listener tries again later (lock timeouts are not reported).
+    static let lockTimeout: PostgresQuery = "SET lock_timeout = '5s'"
 
     private static func close(_ connection: PostgresConnection) {
         _ = connection.close() as EventLoopFuture<Void>

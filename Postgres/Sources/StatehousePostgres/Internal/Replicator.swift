@@ -156,15 +156,17 @@ final class Replicator: Sendable {
                     restored = true
                 }
                 try await log.client.withConnection { connection in
-                    try await bounded(by: log.operationTimeout, on: log.executor) { [log] in
+                    // A pooled connection may have died silently while idle: the migration or `LISTEN` would then
+                    // wait on it forever (the safety net's reads start only once listening).
+                    try await Heartbeat.whileAnswering(connection, on: log.executor, logger: log.logger) {
                         try await log.migrateIfNeeded(on: connection)
-                    }
-                    try await connection.listen(on: log.names.log) { notifications in
-                        // The backoff starts again once the log was read, not when listening starts: a log that
-                        // cannot be read was read again every 10 ms (hundreds of failures a second).
-                        try await followListening(to: notifications, after: &handedOver, apply) {
-                            delay = .milliseconds(10)
-                            refusal.ended()
+                        try await connection.listen(on: log.names.log) { notifications in
+                            // The backoff starts again once the log was read, not when listening starts: a log
+                            // that cannot be read was read again every 10 ms (hundreds of failures a second).
+                            try await followListening(to: notifications, after: &handedOver, apply) {
+                                delay = .milliseconds(10)
+                                refusal.ended()
+                            }
                         }
                     }
                 }
