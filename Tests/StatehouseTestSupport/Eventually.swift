@@ -1,11 +1,16 @@
 /// Polls `condition` until it holds or `timeout` passes; returns whether it held. The default deadline is generous:
 /// the whole suite under ThreadSanitizer on two cores has kept a store's background thread from draining its queue
-/// for more than a minute.
-public func eventually(timeout: Duration = .seconds(120), _ condition: () -> Bool) async -> Bool {
+/// for more than a minute. A condition that is costly to check (one that runs a process) is checked less often,
+/// `every` apart; one that throws ends the wait with its error.
+public func eventually(
+    timeout: Duration = .seconds(120),
+    every interval: Duration = .milliseconds(1),
+    _ condition: () throws -> Bool
+) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
+        if try condition() { return true }
+        try? await Task.sleep(for: interval)
     }
-    return condition()
+    return try condition()
 }

@@ -50,17 +50,17 @@ struct AttackHeartbeatTests {
             defer { if !continued { kill(listener, SIGCONT) } }
             // The heartbeat's query waits, unread, in the stopped backend's socket.
             #expect(
-                try await eventuallyTrue { (try Self.serverSocket(of: listener)?.unread ?? 0) > 0 },
+                try await eventually(every: psqlPolling) { (try Self.serverSocket(of: listener)?.unread ?? 0) > 0 },
                 "the heartbeat never reached the stopped backend"
             )
             watch.cancel()
             #expect(
-                try await eventuallyTrue { try Self.serverSocket(of: listener)?.state == 0x08 },
+                try await eventually(every: psqlPolling) { try Self.serverSocket(of: listener)?.state == 0x08 },
                 "the cancelled listener did not close its connection"
             )
             #expect(kill(listener, SIGCONT) == 0)
             continued = true
-            #expect(try await eventuallyTrue { try listeningSessions(of: storage).isEmpty }, "a listening session was left")
+            #expect(try await eventually(every: psqlPolling) { try listeningSessions(of: storage).isEmpty }, "a listening session was left")
 
             try await expectANewWatchFollows(storage)
             #expect(calls.count == 1)
@@ -74,7 +74,7 @@ struct AttackHeartbeatTests {
             _ = try cluster.sql("SELECT pg_terminate_backend(\(listener))")
             try await saveFromAnotherClient("1", in: storage)
             #expect(await eventually { calls.count == 2 })
-            #expect(try await eventuallyTrue { try listeningSessions(of: storage).filter { $0 != listener }.count == 1 })
+            #expect(try await eventually(every: psqlPolling) { try listeningSessions(of: storage).filter { $0 != listener }.count == 1 })
             try await saveFromAnotherClient("2", in: storage)
             #expect(await eventually { calls.count == 3 })
             #expect(calls.count == 3)
@@ -97,7 +97,7 @@ struct AttackHeartbeatTests {
                     )
                     _ = try cluster.sql("SELECT pg_terminate_backend(\(first))")
                     let waiting = "wait_event_type = 'Lock' AND query LIKE '%unnest%'"
-                    #expect(try await eventuallyTrue { try sessions(of: storage, where: waiting).count == 1 })
+                    #expect(try await eventually(every: psqlPolling) { try sessions(of: storage, where: waiting).count == 1 })
                     let pid = try #require(try sessions(of: storage, where: waiting).first)
                     stopped.append(pid)
                     #expect(kill(pid, SIGSTOP) == 0)

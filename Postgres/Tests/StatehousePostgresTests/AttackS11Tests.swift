@@ -114,7 +114,7 @@ struct AttackS11Tests {
     }
 
     /// How often the server's log says `text`.
-    private static func serverLog(_ cluster: PostgresTestCluster, count text: String) throws -> Int {
+    static func serverLog(_ cluster: PostgresTestCluster, count text: String) throws -> Int {
         let log = try String(contentsOf: cluster.directory.appendingPathComponent("server.log"), encoding: .utf8)
         return log.components(separatedBy: text).count - 1
     }

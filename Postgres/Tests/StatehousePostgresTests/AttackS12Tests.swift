@@ -19,7 +19,7 @@ struct AttackS12Tests {
             SET application_name = '\(holder)'; BEGIN;
             LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(600);
             """)
-        #expect(try await eventuallyTrue { try sessions(named: holder, where: "wait_event = 'PgSleep'").count == 1 })
+        #expect(try await eventually(every: psqlPolling) { try sessions(named: holder, where: "wait_event = 'PgSleep'").count == 1 })
     }
 
     /// Locks `storage`'s table as `holder` and ends its listener's session `first`: the listener's next catch-up
@@ -29,7 +29,7 @@ struct AttackS12Tests {
     ) async throws {
         try await lock(storage.table, as: holder)
         _ = try cluster.sql("SELECT pg_terminate_backend(\(first))")
-        #expect(try await eventuallyTrue { try sessions(of: storage, where: waiting).count >= 1 })
+        #expect(try await eventually(every: psqlPolling) { try sessions(of: storage, where: waiting).count >= 1 })
     }
 
     /// Ends the session `holder` (and its lock); does nothing if it has ended.
@@ -72,11 +72,11 @@ struct AttackS12Tests {
             try await Self.holdUpTheCatchUp(of: storage, listener: first, as: "s12_holder_a", waiting: waiting)
             let givenUp = try #require(try sessions(of: storage, where: waiting).first)
             // The heartbeat gives that catch-up up, and the listener catches up again on a new connection.
-            let retried = try await eventuallyTrue(timeout: .seconds(60)) {
+            let retried = try await eventually(timeout: .seconds(60), every: psqlPolling) {
                 try sessions(of: storage, where: waiting).contains { $0 != givenUp }
             }
             if retried {
-                let gone = try await eventuallyTrue(timeout: .seconds(30)) {
+                let gone = try await eventually(timeout: .seconds(30), every: psqlPolling) {
                     try !sessions(of: storage).contains(givenUp)
                 }
                 let seen = try sessions(of: storage, where: waiting)
@@ -105,16 +105,16 @@ struct AttackS12Tests {
             defer { Self.release("s12_holder_b") }
             let waiting = "wait_event_type = 'Lock'"
             try await Self.holdUpTheCatchUp(of: storage, listener: first, as: "s12_holder_b", waiting: waiting)
-            let piledUp = try await eventuallyTrue(timeout: .seconds(75)) {
+            let piledUp = try await eventually(timeout: .seconds(75), every: psqlPolling) {
                 try sessions(of: storage, where: waiting).count >= 3
             }
             let seen = try sessions(of: storage, where: waiting)
             #expect(!piledUp, "the storage's sessions waiting for the lock: \(seen)")
             Self.release("s12_holder_b")
-            #expect(try await eventuallyTrue { try sessions(of: storage, where: waiting).isEmpty })
+            #expect(try await eventually(every: psqlPolling) { try sessions(of: storage, where: waiting).isEmpty })
             try await saveFromAnotherClient("1", in: storage)
             #expect(await eventually { calls.count == 2 })
-            #expect(try await eventuallyTrue { try listeningSessions(of: storage).count == 1 })
+            #expect(try await eventually(every: psqlPolling) { try listeningSessions(of: storage).count == 1 })
         }
     }
 
@@ -127,7 +127,7 @@ struct AttackS12Tests {
             SELECT pg_advisory_xact_lock(6013538554991898485); SELECT pg_sleep(600);
             """)
         defer { Self.release("s12_holder_d") }
-        #expect(try await eventuallyTrue { try sessions(named: "s12_holder_d", where: "wait_event = 'PgSleep'").count == 1 })
+        #expect(try await eventually(every: psqlPolling) { try sessions(named: "s12_holder_d", where: "wait_event = 'PgSleep'").count == 1 })
         try await withStorage { try await Self.migrationPileUp($0) }
     }
 
@@ -136,15 +136,15 @@ struct AttackS12Tests {
         let watch = try storage.watchChanges(of: "k") { calls() }
         defer { watch.cancel() }
         let waiting = "wait_event_type = 'Lock' AND query LIKE '%advisory%'"
-        #expect(try await eventuallyTrue { try sessions(of: storage, where: waiting).count >= 1 })
-        let piledUp = try await eventuallyTrue(timeout: .seconds(75)) {
+        #expect(try await eventually(every: psqlPolling) { try sessions(of: storage, where: waiting).count >= 1 })
+        let piledUp = try await eventually(timeout: .seconds(75), every: psqlPolling) {
             try sessions(of: storage, where: waiting).count >= 3
         }
         let seen = try sessions(of: storage, where: waiting)
         #expect(!piledUp, "the storage's sessions waiting for the migration lock: \(seen)")
         Self.release("s12_holder_d")
         #expect(await eventually { calls.count == 1 })
-        #expect(try await eventuallyTrue { try sessions(of: storage, where: waiting).isEmpty })
+        #expect(try await eventually(every: psqlPolling) { try sessions(of: storage, where: waiting).isEmpty })
     }
 
     // MARK: Silently dead pooled connections
@@ -154,8 +154,7 @@ struct AttackS12Tests {
     /// heartbeat from the lease on (68dc7a6) replaces it; a change made meanwhile arrives once.
     @Test func aListenerLeasingASilentlyDeadPooledConnectionComesBack() async throws {
         let table = uniqueTable()
-        var configuration = try cluster.clientConfiguration
-        configuration.options.additionalStartupParameters = [("application_name", table)]
+        let configuration = try clientConfiguration(named: table)
         let stopped = Recorder<Int32>()
         defer { for pid in stopped.elements { kill(pid, SIGCONT) } }
         try await withClient(configuration: configuration) { client in
@@ -186,8 +185,7 @@ struct AttackS12Tests {
     /// action appended by another store is never applied.
     @Test func aReplicatedStoreLeasingASilentlyDeadPooledConnectionComesBack() async throws {
         let name = "s12_" + uniqueTable()
-        var configuration = try cluster.clientConfiguration
-        configuration.options.additionalStartupParameters = [("application_name", name)]
+        var configuration = try clientConfiguration(named: name)
         // As the documentation recommends where connections may die silently: postgres-nio's keep-alive query on a
         // dead idle connection waits without a deadline, and leases wait behind it (a limitation of its pool).
         configuration.options.keepAliveBehavior = nil
@@ -198,7 +196,7 @@ struct AttackS12Tests {
             let store = try makeReplica(client, log: log)
             try await whileRunning([store]) {
                 await store.waitUntilCaughtUp()
-                #expect(try await eventuallyTrue { try sessions(named: name, where: "query LIKE 'LISTEN%'").count == 1 })
+                #expect(try await eventually(every: psqlPolling) { try sessions(named: name, where: "query LIKE 'LISTEN%'").count == 1 })
                 let listener = try #require(try sessions(named: name, where: "query LIKE 'LISTEN%'").first)
                 try await Self.fillPool(client, count: 3)
                 for pid in try sessions(named: name, where: "pid <> \(listener) AND state = 'idle'") {
@@ -238,14 +236,14 @@ struct AttackS12Tests {
             defer { Self.release("s12_holder_c") }
             _ = try cluster.sql("SELECT pg_terminate_backend(\(first))")
             let waiting = "wait_event_type = 'Lock' AND query LIKE '%unnest%'"
-            #expect(try await eventuallyTrue { try sessions(of: storage, where: waiting).count == 1 })
+            #expect(try await eventually(every: psqlPolling) { try sessions(of: storage, where: waiting).count == 1 })
             watch.cancel()
             let again = Calls()
             let next = try storage.watchChanges(of: "k") { again() }
             defer { next.cancel() }
             Self.release("s12_holder_c")
             #expect(await eventually { again.count == 1 })
-            #expect(try await eventuallyTrue { try listeningSessions(of: storage).count == 1 })
+            #expect(try await eventually(every: psqlPolling) { try listeningSessions(of: storage).count == 1 })
             try await saveFromAnotherClient("1", in: storage)
             #expect(await eventually { again.count == 2 })
             try await saveFromAnotherClient("2", in: storage)
@@ -260,8 +258,7 @@ struct AttackS12Tests {
     /// a new watch at once: the new one listens, and the stopped session is closed.
     @Test func theLastWatchCancelledWhileListenIsUnansweredThenANewOne() async throws {
         let table = uniqueTable()
-        var configuration = try cluster.clientConfiguration
-        configuration.options.additionalStartupParameters = [("application_name", table)]
+        let configuration = try clientConfiguration(named: table)
         let stopped = Recorder<Int32>()
         defer { for pid in stopped.elements { kill(pid, SIGCONT) } }
         try await withClient(configuration: configuration) { client in
@@ -277,7 +274,7 @@ struct AttackS12Tests {
             let calls = Calls()
             let watch = try storage.watchChanges(of: "k") { calls() }
             // LISTEN sent to a stopped backend: it waits unread in its socket.
-            #expect(try await eventuallyTrue {
+            #expect(try await eventually(every: psqlPolling) {
                 try stopped.elements.contains { pid in
                     (try AttackHeartbeatTests.serverSocket(of: pid)?.unread ?? 0) > 0
                 }
@@ -292,7 +289,7 @@ struct AttackS12Tests {
             #expect(calls.count == 0)
             // Once the stopped sessions run again, the cancelled listener's is closed: one listening session left.
             for pid in stopped.elements { kill(pid, SIGCONT) }
-            #expect(try await eventuallyTrue { try listeningSessions(of: storage).count == 1 })
+            #expect(try await eventually(every: psqlPolling) { try listeningSessions(of: storage).count == 1 })
         }
     }
 
@@ -302,8 +299,7 @@ struct AttackS12Tests {
     /// ends, the listener ends, and nothing is reported.
     @Test func aClientShutDownWhileListenIsUnansweredEndsSilently() async throws {
         let table = uniqueTable()
-        var configuration = try cluster.clientConfiguration
-        configuration.options.additionalStartupParameters = [("application_name", table)]
+        let configuration = try clientConfiguration(named: table)
         let stopped = Recorder<Int32>()
         defer { for pid in stopped.elements { kill(pid, SIGCONT) } }
         let diagnostics = Recorder<StatehouseDiagnostic>()
@@ -324,7 +320,7 @@ struct AttackS12Tests {
             }
             #expect(stopped.elements.count >= 1)
             watches.append(try storage.watchChanges(of: "k") {})
-            #expect(try await eventuallyTrue {
+            #expect(try await eventually(every: psqlPolling) {
                 try stopped.elements.contains { pid in
                     (try AttackHeartbeatTests.serverSocket(of: pid)?.unread ?? 0) > 0
                 }
@@ -333,7 +329,7 @@ struct AttackS12Tests {
             #expect(await eventually(timeout: .seconds(60)) { !ended.elements.isEmpty }, "the client's run() never ended")
         }
         for pid in stopped.elements { kill(pid, SIGCONT) }
-        #expect(try await eventuallyTrue { try sessions(named: table).isEmpty }, "sessions were left")
+        #expect(try await eventually(every: psqlPolling) { try sessions(named: table).isEmpty }, "sessions were left")
         #expect(diagnostics.elements.isEmpty, "\(diagnostics.elements)")
         _ = watches
     }

@@ -54,11 +54,17 @@ func withStorage<Result: Sendable>(
     _ body: @Sendable (PostgresStorage) async throws -> Result
 ) async throws -> Result {
     let table = uniqueTable()
-    var configuration = try cluster.clientConfiguration
-    configuration.options.additionalStartupParameters = [("application_name", table)]
-    return try await withClient(configuration: configuration) { client in
+    return try await withClient(configuration: try clientConfiguration(named: table)) { client in
         try await body(PostgresStorage(client: client, table: table))
     }
+}
+
+/// The suite's cluster's client configuration, its sessions named `application` (`application_name`), so that a
+/// test can tell them in `pg_stat_activity` (see ``sessions(named:where:)``).
+func clientConfiguration(named application: String) throws -> PostgresClient.Configuration {
+    var configuration = try cluster.clientConfiguration
+    configuration.options.additionalStartupParameters = [("application_name", application)]
+    return configuration
 }
 
 /// The server processes of `storage`'s sessions (made by ``withStorage(_:)``) that match `condition`, a SQL
@@ -74,15 +80,8 @@ func sessions(named application: String, where condition: String = "TRUE") throw
         """).split(whereSeparator: \.isWhitespace).compactMap { Int32($0) }
 }
 
-/// Polls `condition` (which may run psql, and throw) every 50 ms until it holds or `timeout` passes.
-func eventuallyTrue(timeout: Duration = .seconds(120), _ condition: () throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    return try condition()
-}
+/// How often `eventually` checks a condition that runs psql: a process every millisecond would load the machine.
+let psqlPolling = Duration.milliseconds(50)
 
 /// The server processes of `storage`'s sessions whose last statement was its listener's: the catch-up, `LISTEN` or
 /// the heartbeat.

@@ -20,12 +20,9 @@ enum Heartbeat {
         _ body: () async throws -> Void
     ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
-            defer {
-                group.cancelAll()
-                close(connection)
-            }
-            // Ends by closing the connection, also when cancelled (the listener's task was, or `body` ended):
-            // `body` may be waiting for notifications, which no cancellation ends.
+            defer { group.cancelAll() }
+            // Ends by closing the connection, also when cancelled (the listener's task was, or `body` ended), and the
+            // group waits for it: `body` may be waiting for notifications, which no cancellation ends.
             group.addTask {
                 defer { close(connection) }
                 while true {
