@@ -68,7 +68,9 @@ struct TamperTests {
         let directory = TemporaryDirectory()
         let key = "secure.tamper.\(tamper.rawValue)"
         let (storage, spoiled) = try tamper.spoil(key, holding: uniqueSecret(), in: directory)
-        let container = StateContainer("default", key: key, storage: storage)
+        // A long window, so that `flush()` makes the write and reports it: a write the window ends in the meantime
+        // reports on another thread, after the check below.
+        let container = StateContainer("default", key: key, storage: storage, writes: .coalesced(window: .seconds(60)))
         #expect(container.value == "default")
         let error = try #require(container.storageError?.value)
         #expect(error.kind == .authenticationFailed)

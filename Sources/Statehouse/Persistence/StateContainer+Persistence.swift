@@ -140,6 +140,8 @@ extension StateContainer: PersistenceOwner {
 extension StateContainer {
     /// Writes unsaved changes to the storage now. Does nothing for a container without storage.
     ///
+    /// Once it returns, ``storageError`` tells how the last write went, this one or one made just before.
+    ///
     /// - Throws: ``StorageError`` if the write failed; the changes stay unsaved and are tried again later.
     public func flush() throws(StorageError) {
         try persistence?.flush()

@@ -142,6 +142,8 @@ extension Store: PersistenceOwner {
 extension Store {
     /// Writes the unsaved state to the storage now. Does nothing for a store without storage.
     ///
+    /// Once it returns, ``storageError`` tells how the last write went, this one or one made just before.
+    ///
     /// - Throws: ``StorageError`` if the write failed; the state stays unsaved and is tried again later.
     public func flush() throws(StorageError) {
         try persistence?.flush()

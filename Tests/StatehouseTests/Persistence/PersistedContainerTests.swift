@@ -75,7 +75,11 @@ struct PersistedContainerTests {
     @Test func corruptDataStartsFromTheDefaultIsReportedAndKeptAside() throws {
         let storage = MemoryStorage()
         try storage.save(Data("{not json".utf8), key: "persist.corrupt")
-        let settings = StateContainer(Settings(), key: "persist.corrupt", storage: storage)
+        // A long window, so that `flush()` makes the write and reports it: a write the window ends in the meantime
+        // reports on another thread, after the check below.
+        let settings = StateContainer(
+            Settings(), key: "persist.corrupt", storage: storage, writes: .coalesced(window: .seconds(60))
+        )
         #expect(settings.value == Settings())
         let error = try #require(settings.storageError?.value)
         #expect(error.kind == .undecodable)

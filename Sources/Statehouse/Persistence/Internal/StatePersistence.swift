@@ -33,6 +33,11 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// Hands outside values to the owner in order, off `writer` (its listeners may flush).
     let applier: DispatchQueue
     let following = Locked<Following?>(nil)
+    /// The outcome of the last write that `flush()` did not make: a window's, reported later off the writer queue,
+    /// or one of ``flushAtExit()``'s (`StatehouseLifecycle.flushPendingWrites()`), not reported at all. `flush()`
+    /// may then find nothing left to write; it reports this one instead, so that ``lastError`` holds once it
+    /// returns. (Reporting twice is harmless: an outcome's number is published once.)
+    private let unreportedOutcome = Locked<Outcome?>(nil)
 
     /// The owner whose outside changes are followed, and what looks for them.
     struct Following: Sendable {
@@ -113,7 +118,7 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
                 try? await clock.sleep(for: window)
                 guard let self else { return }
                 writer.async {
-                    let outcome = self.write(self.machine.withLock { $0.scheduledWriteIsDue() })
+                    let outcome = self.writeUnreported(self.machine.withLock { $0.scheduledWriteIsDue() })
                     DispatchQueue.global().async { self.report(outcome) }
                 }
             }
@@ -212,7 +217,10 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// nothing: the storage is inside that update's transaction, which stores the latest value when the body ends.
     func flush() throws(StorageError) {
         guard !isOnWriter else { return }
-        let outcome = writer.sync { write(machine.withLock { $0.nextWrite() }) }
+        let (earlier, outcome) = writer.sync {
+            (unreportedOutcome.withLock { $0.take() }, write(machine.withLock { $0.nextWrite() }))
+        }
+        if let earlier { report(earlier) }
         report(outcome)
         if case .failed(let error, _) = outcome { throw error }
     }
@@ -223,6 +231,14 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         PendingWrites.shared.unregister(self)
     }
 
+    /// Does `decision` for a caller that does not report its outcome right away (on `writer`): ``flush()`` reports
+    /// it if nothing else has.
+    private func writeUnreported(_ decision: PersistenceMachine<Value>.Write) -> Outcome {
+        let outcome = write(decision)
+        unreportedOutcome.withLock { $0 = outcome }
+        return outcome
+    }
+
     /// Writes what is pending, reporting a failure as a lost write: at exit, or when the owner goes away. The owner
     /// may go away on the writer itself (the outside-change check holds it for a moment): then the write happens
     /// right there. An exit inside an `update` body on a transactional storage writes nothing: the storage is inside
@@ -231,9 +247,9 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         let outcome: Outcome
         if isOnWriter {
             guard !machine.withLock({ $0.inTransaction }) else { return }
-            outcome = write(machine.withLock { $0.nextWrite() })
+            outcome = writeUnreported(machine.withLock { $0.nextWrite() })
         } else {
-            outcome = writer.sync { write(machine.withLock { $0.nextWrite() }) }
+            outcome = writer.sync { writeUnreported(machine.withLock { $0.nextWrite() }) }
         }
         if case .failed(let error, _) = outcome {
             StatehouseDiagnostics.report(.lostWrite(error))
