@@ -41,8 +41,16 @@ struct ContainerConcurrencyTests {
         await onNewThreads(Self.threads) { _ in
             for _ in 0..<Self.increments { count.update { $0 += 1 } }
         }
-        // Changes that queue up are coalesced, and a background thread may still be delivering the last ones.
-        #expect(await eventually { mirror.value == count.value })
+        // Changes that queue up are coalesced, and a background thread may still be delivering the last ones. Wait
+        // for the end, not for the mirror alone: it is told before the listener that adds, so it can equal a
+        // thousandth value whose add is still to come. The last value is always delivered, and a delivered
+        // thousandth value gets one more add, so the end is the first moment the value is not a thousandth one
+        // and holds every add.
+        #expect(await eventually {
+            let value = count.value
+            return mirror.value == value && !value.isMultiple(of: 1_000)
+                && value == Self.threads * Self.increments + reentrantAdds.load(ordering: .relaxed)
+        })
         let expected = Self.threads * Self.increments + reentrantAdds.load(ordering: .relaxed)
         #expect(count.value == expected)
         #expect(mirror.value == expected)

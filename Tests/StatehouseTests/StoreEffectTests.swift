@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Statehouse
 import StatehouseTestSupport
+import StatehouseTesting
 
 enum SearchAction: Equatable, Sendable {
     case search(String)
@@ -18,14 +19,17 @@ struct Search: Equatable, Sendable {
     var pongs = 0
 }
 
-/// A reducer with every kind of effect; `delay` lets tests make the search slow enough to cancel.
-func searchReducer(delay: Duration) -> @Sendable (inout Search, SearchAction) -> Effect<SearchAction> {
+/// A reducer with every kind of effect. The search waits `delay` on `clock` before it sends its results, so that a
+/// test decides when that happens (a search cancelled first still tries to send, and must be ignored).
+func searchReducer(
+    clock: ManualClock = ManualClock(), delay: Duration = .zero
+) -> @Sendable (inout Search, SearchAction) -> Effect<SearchAction> {
     { state, action in
         switch action {
         case .search(let query):
             state.query = query
             return .run { send in
-                try? await Task.sleep(for: delay)
+                try? await clock.sleep(for: delay)
                 send(.results(query))
             }
             .cancellable(id: "search", cancelInFlight: true)
@@ -48,38 +52,46 @@ func searchReducer(delay: Duration) -> @Sendable (inout Search, SearchAction) ->
 @Suite("Store effects")
 struct StoreEffectTests {
     @Test func sendDispatchesRightAfterTheCurrentAction() {
-        let store = Store(initialState: Search(), reducer: searchReducer(delay: .zero))
+        let store = Store(initialState: Search(), reducer: searchReducer())
         store.dispatch(.ping)
         #expect(store.state.pongs == 1)
     }
 
     @Test func runSendsActionsBackAndTheStoreCanWaitForIt() async {
-        let store = Store(initialState: Search(), reducer: searchReducer(delay: .milliseconds(10)))
+        let clock = ManualClock()
+        let store = Store(initialState: Search(), reducer: searchReducer(clock: clock, delay: .seconds(1)))
         store.dispatch(.search("swift"))
         #expect(store.runningEffects == 1)
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(1))
         await store.finishEffects()
         #expect(store.state.results == ["swift"])
         #expect(store.runningEffects == 0)
     }
 
     @Test func mergeRunsEveryEffect() async {
-        let store = Store(initialState: Search(), reducer: searchReducer(delay: .zero))
+        let store = Store(initialState: Search(), reducer: searchReducer())
         store.dispatch(.both)
         await store.finishEffects()
         #expect(store.state.pongs == 2)
     }
 
     @Test func cancelInFlightKeepsOnlyTheLatest() async {
-        let store = Store(initialState: Search(), reducer: searchReducer(delay: .milliseconds(50)))
+        let clock = ManualClock()
+        let store = Store(initialState: Search(), reducer: searchReducer(clock: clock, delay: .seconds(1)))
         store.dispatch(.search("a"))
         store.dispatch(.search("ab"))
         store.dispatch(.search("abc"))
+        // The cancelled searches end at once (their sleeps throw) and try to send; the last one sleeps alone.
+        #expect(await eventually { store.runningEffects == 1 && clock.sleepers() == 1 })
+        clock.advance(by: .seconds(1))
         await store.finishEffects()
         #expect(store.state.results == ["abc"])
     }
 
     @Test func cancelStopsTheEffectAndDropsWhatItWouldSend() async {
-        let store = Store(initialState: Search(), reducer: searchReducer(delay: .milliseconds(50)))
+        // The clock never moves: only the cancellation ends the search, which then tries to send.
+        let store = Store(initialState: Search(), reducer: searchReducer(clock: ManualClock(), delay: .seconds(1)))
         store.dispatch(.search("a"))
         store.dispatch(.cancel)
         await store.finishEffects()
@@ -157,7 +169,7 @@ struct ScopedStoreTests {
 @Suite("Recording, replay, time travel")
 struct RecordingTests {
     @Test func replayingARecordingReproducesTheFinalState() async throws {
-        let store = Store(initialState: Search(), reducer: searchReducer(delay: .milliseconds(1)))
+        let store = Store(initialState: Search(), reducer: searchReducer())
         store.dispatch(.search("before recording"))
         await store.finishEffects()
         store.startRecording()
@@ -167,7 +179,7 @@ struct RecordingTests {
         let recording = try #require(store.stopRecording())
         #expect(recording.actions.map(\.action) == [.ping, .pong, .search("swift"), .results("swift")])
 
-        let replayed = Store(initialState: Search(), reducer: searchReducer(delay: .milliseconds(1)))
+        let replayed = Store(initialState: Search(), reducer: searchReducer())
         try replayed.replay(recording)
         #expect(replayed.state == store.state)
         #expect(replayed.runningEffects == 0)
