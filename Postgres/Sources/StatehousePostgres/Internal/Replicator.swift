@@ -28,6 +28,9 @@ final class Replicator: Sendable {
     private let followed = NIOLockedValueBox<Int64>(0)
     /// Whether a `run()` is running: two at once would append one batch twice and follow the log twice.
     private let isRunning = NIOLockedValueBox(false)
+    /// The size of the batch whose append (or lookup) was on its way when the last append loop ended: the next
+    /// loop must look up that batch, and only it, before appending (what was dispatched meanwhile is not in it).
+    private let unsettled = NIOLockedValueBox<Int?>(nil)
 
     private enum CaughtUp {
         case waiting([CheckedContinuation<Int64, Never>])
@@ -72,7 +75,8 @@ final class Replicator: Sendable {
         let signal = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         wakeUp.withLockedValue { $0 = signal.continuation }
         var wakeUps = signal.stream.makeAsyncIterator()
-        var uncertain: Int?  // the size of a batch whose append may have committed
+        var uncertain = unsettled.withLockedValue { $0 }  // the size of a batch whose append may have committed
+        defer { unsettled.withLockedValue { [uncertain] in $0 = uncertain } }
         var delay = Duration.milliseconds(5)
         while !Task.isCancelled {
             let batch = queue.withLockedValue { $0.batch(uncertain ?? Self.batchSize) }
@@ -89,8 +93,10 @@ final class Replicator: Sendable {
                 (uncertain, delay) = (nil, .milliseconds(5))
             } catch where Task.isCancelled {
                 // The run ended with the batch's append (or its lookup) on its way: the server may still commit
-                // it. Neither reported nor dropped: it stays queued, and the next run's append of it either lands
-                // or, if this one committed, meets the log's unique (origin, local) and looks it up.
+                // it. Neither reported nor dropped: it stays queued, and the next run looks it up first, as exactly
+                // this batch: a larger one led by the same action would, once the lookup found that action, count
+                // what was dispatched meanwhile as appended.
+                uncertain = batch.count
                 return
             } catch where Self.isRetryable(error) {
                 uncertain = batch.count
