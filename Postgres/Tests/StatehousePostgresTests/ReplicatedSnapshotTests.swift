@@ -71,6 +71,9 @@ struct ReplicatedRestartTests {
             try await whileRunning([other]) {
                 try await whileRunning([restarted]) {
                     _ = try await restarted.send(.increment(tag: 1))
+                    // `send` returns once the action is applied, which may be before the append loop took in its
+                    // append's answer: stopped then, the store would keep the action queued for the next run.
+                    #expect(await eventually { restarted.pendingCount == 0 })
                 }
                 // While it is stopped: another store moves the log past two snapshots, and it is dispatched to.
                 for tag in 2...25 { other.dispatch(.increment(tag: Int64(tag))) }
@@ -81,6 +84,8 @@ struct ReplicatedRestartTests {
                     #expect(await everyStore([other, restarted], appliedThrough: 26), "\(restarted.appliedSequence)")
                     restarted.dispatch(.increment(tag: 27))
                     #expect(await everyStore([other, restarted], appliedThrough: 27))
+                    // Applied, but maybe not yet taken off the queue (see above): stopping now would keep it there.
+                    #expect(await eventually { restarted.pendingCount == 0 && other.pendingCount == 0 })
                 }
             }
             #expect(restarted.state == other.state)

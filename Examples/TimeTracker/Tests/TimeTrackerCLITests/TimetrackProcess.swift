@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TimeTrackerTestSupport
 
 /// The built `timetrack` executable, run as a user would, with its output collected as it comes.
@@ -16,6 +15,9 @@ final class TimetrackProcess {
     private let process = Process()
     private let collectedOutput = CollectedText()
     private let collectedErrors = CollectedText()
+    /// The pipes' ends this process reads, to collect what is left in them once `timetrack` exited.
+    private let outputHandle: FileHandle?
+    private let errorsHandle: FileHandle
 
     /// Starts `timetrack arguments…`; `environment` is added to the test's own. Its standard output is collected,
     /// unless `standardOutput` (a `FileHandle` or a `Pipe`) is given. With `shellPrefix`, a shell runs that first
@@ -34,14 +36,17 @@ final class TimetrackProcess {
         let stderr = Pipe()
         if let standardOutput {
             process.standardOutput = standardOutput
+            outputHandle = nil
         } else {
             let stdout = Pipe()
             process.standardOutput = stdout
-            stdout.fileHandleForReading.readabilityHandler = { [collectedOutput] in collectedOutput.append($0.availableData) }
+            outputHandle = stdout.fileHandleForReading
+            stdout.fileHandleForReading.readabilityHandler = { [collectedOutput] in collectedOutput.collect(from: $0) }
         }
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
-        stderr.fileHandleForReading.readabilityHandler = { [collectedErrors] in collectedErrors.append($0.availableData) }
+        errorsHandle = stderr.fileHandleForReading
+        stderr.fileHandleForReading.readabilityHandler = { [collectedErrors] in collectedErrors.collect(from: $0) }
         try process.run()
     }
 
@@ -69,10 +74,16 @@ final class TimetrackProcess {
     var output: String { collectedOutput.text }
     var errors: String { collectedErrors.text }
 
+    /// Waits until `timetrack` exited, then collects what its pipes still hold: all it wrote is then in ``output``
+    /// and ``errors``.
     func waitForExit() -> Int32 {
         process.waitUntilExit()
-        // The pipes may still hold the last output: drain them.
-        Thread.sleep(forTimeInterval: 0.05)
+        // The readability handlers run on queues of their own and may not have read the last output yet. Not
+        // waiting for them to see the pipes' ends: on Linux a handler is not always called at the end (one that
+        // read a short output and the end in one wake-up was seen never called again), and a process started
+        // meanwhile by another test could inherit a pipe's writing end and keep it from ending.
+        if let outputHandle { collectedOutput.finish(from: outputHandle) }
+        collectedErrors.finish(from: errorsHandle)
         return process.terminationStatus
     }
 
@@ -85,13 +96,57 @@ final class TimetrackProcess {
     }
 }
 
-/// What a pipe delivered so far, from the thread that reads it.
-final class CollectedText: Sendable {
-    private let collected = Mutex("")
+/// What a pipe delivered so far, read by its handle's readability handler as it comes, then, once the writer
+/// exited, what the pipe still held.
+///
+/// On `NSLock` (a pthread mutex), which ThreadSanitizer sees, unlike `Mutex` on Linux.
+final class CollectedText: @unchecked Sendable {
+    private let lock = NSLock()
+    /// Guarded by `lock`.
+    private var collected = Data()
+    /// Guarded by `lock`: set by ``finish(from:)``, after which the readability handler reads nothing.
+    private var isFinished = false
 
-    var text: String { collected.withLock { $0 } }
+    var text: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: collected, as: UTF8.self)
+    }
 
-    func append(_ data: Data) {
-        collected.withLock { $0 += String(decoding: data, as: UTF8.self) }
+    /// The readability handler of the pipe's reading `handle`: takes what it holds. The read and its append happen
+    /// under the lock, so that ``finish(from:)`` runs entirely before or entirely after each call.
+    func collect(from handle: FileHandle) {
+        lock.lock()
+        var atEnd = false
+        if !isFinished {
+            let data = handle.availableData
+            collected.append(data)
+            atEnd = data.isEmpty
+        }
+        lock.unlock()
+        // The end stays readable: the handler would be called again and again.
+        if atEnd { handle.readabilityHandler = nil }
+    }
+
+    /// Once the process writing to the pipe exited (so that all it wrote is in the pipe): stops the readability
+    /// handler and takes what the pipe still holds, without waiting for the pipe's end.
+    func finish(from handle: FileHandle) {
+        // No call of the handler starts after this; one running now may still take the lock, and then reads nothing.
+        handle.readabilityHandler = nil
+        lock.lock()
+        defer { lock.unlock() }
+        isFinished = true
+        let descriptor = handle.fileDescriptor
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            var readable = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&readable, 1, 0)
+            if ready == -1 && errno == EINTR { continue }
+            guard ready == 1 else { return }  // empty: everything written was taken
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count == -1 && errno == EINTR { continue }
+            guard count > 0 else { return }  // the end, or an error
+            collected.append(contentsOf: buffer[..<count])
+        }
     }
 }
