@@ -33,11 +33,12 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// Hands outside values to the owner in order, off `writer` (its listeners may flush).
     let applier: DispatchQueue
     let following = Locked<Following?>(nil)
-    /// The outcome of the last write that `flush()` did not make: a window's, reported later off the writer queue,
-    /// or one of ``flushAtExit()``'s (`StatehouseLifecycle.flushPendingWrites()`), not reported at all. `flush()`
-    /// may then find nothing left to write; it reports this one instead, so that ``lastError`` holds once it
-    /// returns. (Reporting twice is harmless: an outcome's number is published once.)
-    private let unreportedOutcome = Locked<Outcome?>(nil)
+    /// The outcome of the writer's last write (a call that found nothing to write is not one). `flush()` publishes
+    /// it before it returns, so that ``lastError`` then tells how the last write went, whoever made it: a window's
+    /// is reported later, off the writer queue; ``flushAtExit()``'s (`StatehouseLifecycle.flushPendingWrites()`)
+    /// never; another flush's, running at the same moment, perhaps not yet. (Publishing one again is harmless: an
+    /// outcome's number is published once.)
+    private let lastWriteOutcome = Locked<Outcome?>(nil)
 
     /// The owner whose outside changes are followed, and what looks for them.
     struct Following: Sendable {
@@ -118,7 +119,7 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
                 try? await clock.sleep(for: window)
                 guard let self else { return }
                 writer.async {
-                    let outcome = self.writeUnreported(self.machine.withLock { $0.scheduledWriteIsDue() })
+                    let outcome = self.write(self.machine.withLock { $0.scheduledWriteIsDue() })
                     DispatchQueue.global().async { self.report(outcome) }
                 }
             }
@@ -142,8 +143,15 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         case withdrawn(number: UInt64)
     }
 
-    /// Runs on `writer`; publishes nothing itself (see ``report(_:)``).
+    /// Runs on `writer`; publishes nothing itself (see ``report(_:)``), but keeps the outcome for ``flush()``.
     private func write(_ decision: PersistenceMachine<Value>.Write) -> Outcome {
+        let outcome = attempt(decision)
+        if case .nothingToWrite = outcome { return outcome }
+        lastWriteOutcome.withLock { $0 = outcome }
+        return outcome
+    }
+
+    private func attempt(_ decision: PersistenceMachine<Value>.Write) -> Outcome {
         switch decision {
         case .nothing:
             return .nothingToWrite
@@ -217,11 +225,11 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// nothing: the storage is inside that update's transaction, which stores the latest value when the body ends.
     func flush() throws(StorageError) {
         guard !isOnWriter else { return }
-        let (earlier, outcome) = writer.sync {
-            (unreportedOutcome.withLock { $0.take() }, write(machine.withLock { $0.nextWrite() }))
+        let (outcome, lastWrite) = writer.sync {
+            let outcome = write(machine.withLock { $0.nextWrite() })
+            return (outcome, lastWriteOutcome.withLock { $0 })
         }
-        if let earlier { report(earlier) }
-        report(outcome)
+        if let lastWrite { report(lastWrite) }
         if case .failed(let error, _) = outcome { throw error }
     }
 
@@ -229,14 +237,6 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         stopFollowing()
         flushAtExit()
         PendingWrites.shared.unregister(self)
-    }
-
-    /// Does `decision` for a caller that does not report its outcome right away (on `writer`): ``flush()`` reports
-    /// it if nothing else has.
-    private func writeUnreported(_ decision: PersistenceMachine<Value>.Write) -> Outcome {
-        let outcome = write(decision)
-        unreportedOutcome.withLock { $0 = outcome }
-        return outcome
     }
 
     /// Writes what is pending, reporting a failure as a lost write: at exit, or when the owner goes away. The owner
@@ -247,9 +247,9 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         let outcome: Outcome
         if isOnWriter {
             guard !machine.withLock({ $0.inTransaction }) else { return }
-            outcome = writeUnreported(machine.withLock { $0.nextWrite() })
+            outcome = write(machine.withLock { $0.nextWrite() })
         } else {
-            outcome = writer.sync { writeUnreported(machine.withLock { $0.nextWrite() }) }
+            outcome = writer.sync { write(machine.withLock { $0.nextWrite() }) }
         }
         if case .failed(let error, _) = outcome {
             StatehouseDiagnostics.report(.lostWrite(error))
