@@ -13,7 +13,7 @@
 @usableFromInline
 struct ContainerState<Value: Sendable>: Sendable {
     @usableFromInline typealias Listener = @Sendable (Value) -> Void
-    @usableFromInline typealias Observers = ObserverTable<Listener>
+    @usableFromInline typealias Observers = ObserverTable<Value>
 
     @usableFromInline private(set) var value: Value
     @usableFromInline private(set) var observers = Observers()

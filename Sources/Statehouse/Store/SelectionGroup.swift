@@ -14,7 +14,7 @@ struct SelectionGroup<State: Sendable>: Sendable {
     @usableFromInline let selection: any AnyObject & Sendable
     /// What the group is shared under, or `nil` for a selection of its own.
     @usableFromInline let key: SelectionKey?
-    @usableFromInline var subscribers = ObserverTable<Listener>()
+    @usableFromInline var subscribers = ObserverTable<State>()
 
     @inlinable
     init(key: SelectionKey?, selection: any AnyObject & Sendable, refresh: @escaping @Sendable (State) -> Bool) {

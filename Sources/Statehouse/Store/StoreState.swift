@@ -3,7 +3,7 @@
 @usableFromInline
 struct StoreState<State: Sendable>: Sendable {
     @usableFromInline typealias Group = SelectionGroup<State>
-    @usableFromInline typealias Entry = ObserverTable<Group.Listener>.Entry
+    @usableFromInline typealias Entry = ObserverTable<State>.Entry
 
     /// The state; `nil` only in a scoped store that does not follow its parent (it has nothing to tell, and reads
     /// its state through the parent; see ``ScopeUpstream``).

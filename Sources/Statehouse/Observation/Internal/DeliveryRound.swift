@@ -1,7 +1,7 @@
 /// A value to deliver, and to whom: the unit of work of a container's or a store's deliverer.
 @usableFromInline
 struct DeliveryRound<Value: Sendable>: Sendable {
-    @usableFromInline typealias Entry = ObserverTable<@Sendable (Value) -> Void>.Entry
+    @usableFromInline typealias Entry = ObserverTable<Value>.Entry
 
     @usableFromInline
     enum Kind: Sendable {

@@ -7,7 +7,7 @@
 @inlinable
 func notifyListeners<Value>(
     of value: Value,
-    in listeners: borrowing ContiguousArray<ObserverTable<@Sendable (Value) -> Void>.Entry?>,
+    in listeners: borrowing ContiguousArray<ObserverTable<Value>.Entry?>,
     on thread: UInt
 ) {
     var index = 0

@@ -2,19 +2,23 @@
 ///
 /// An entry holds the listener (`body`) and the ``Subscription`` that guards its calls.
 ///
+/// The table is generic over the listener's argument, not over the listener's type: a function stored as a generic
+/// parameter is kept at the most general calling convention, so every closure a caller passed to `observe` was
+/// wrapped in a reabstraction thunk, 48 bytes more per subscription and one more call per delivery.
+///
 /// Each change is delivered to a copy of `entries` taken under the owner's lock when the change happens (copying an
 /// array only retains its buffer), so a listener added later never receives it. Freed slots are reused before the
 /// array grows. A table that empties keeps its array if small (a subscribe-and-cancel loop then allocates nothing) and
 /// drops it if large, so that deliveries never walk thousands of empty slots left by a burst of listeners.
 @usableFromInline
-struct ObserverTable<Body> {
+struct ObserverTable<Value> {
     @usableFromInline
     struct Entry {
         @usableFromInline let subscription: Subscription
-        @usableFromInline let body: Body
+        @usableFromInline let body: @Sendable (Value) -> Void
 
         @inlinable
-        init(subscription: Subscription, body: Body) {
+        init(subscription: Subscription, body: @escaping @Sendable (Value) -> Void) {
             self.subscription = subscription
             self.body = body
         }
@@ -77,5 +81,5 @@ struct ObserverTable<Body> {
     }
 }
 
-extension ObserverTable: Sendable where Body: Sendable {}
-extension ObserverTable.Entry: Sendable where Body: Sendable {}
+extension ObserverTable: Sendable where Value: Sendable {}
+extension ObserverTable.Entry: Sendable where Value: Sendable {}
