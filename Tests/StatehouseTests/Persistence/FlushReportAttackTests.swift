@@ -21,6 +21,20 @@ struct FlushReportAttackTests {
         return copy.changed(PersistedSnapshot(value: probe, count: .max)) != .nothing
     }
 
+    /// Once the owner's change of its value to 1 waits for its 30 s window: what
+    /// `StatehouseLifecycle.flushPendingWrites()` does for this owner alone (without touching other suites'), then
+    /// the window comes due and finds nothing left to write.
+    private static func flushAtExitThenLetTheWindowPass(
+        _ persistence: StatePersistence<Int>, storage: MemoryStorage, key: String, clock: ManualClock
+    ) async throws {
+        await clock.waitForSleepers(1)
+        persistence.flushAtExit()
+        #expect(try storage.load(key: key) == Data("1".utf8))
+        clock.advance(by: .seconds(30))
+        #expect(await eventually { windowCameDue(persistence, probe: 0) })
+        persistence.writer.sync {}  // the window's write (of nothing) is over
+    }
+
     /// The exit's flush writes the change (reported nowhere); the window then comes due and finds nothing left to
     /// write. At b9918b5 its empty outcome replaced the exit's in `unreportedOutcome`, so `flush()` found neither an
     /// outcome to report nor a write to make: the load error stayed, although the change was stored (failed there).
@@ -35,13 +49,7 @@ struct FlushReportAttackTests {
         let persistence = try #require(count.persistence as? StatePersistence<Int>)
         #expect(count.storageError?.value?.kind == .undecodable)
         count.modify(1)
-        await clock.waitForSleepers(1)
-        // What StatehouseLifecycle.flushPendingWrites() does for this container (without touching other suites').
-        persistence.flushAtExit()
-        #expect(try storage.load(key: key) == Data("1".utf8))
-        clock.advance(by: .seconds(30))
-        #expect(await eventually { Self.windowCameDue(persistence, probe: 0) })
-        persistence.writer.sync {}  // the window's write (of nothing) is over
+        try await Self.flushAtExitThenLetTheWindowPass(persistence, storage: storage, key: key, clock: clock)
         try count.flush()
         #expect(count.storageError?.value == nil, "stale: \(String(describing: count.storageError?.value?.kind))")
     }
@@ -83,12 +91,7 @@ struct FlushReportAttackTests {
         let persistence = try #require(store.persistence as? StatePersistence<Int>)
         #expect(store.storageError?.value?.kind == .undecodable)
         store.dispatch(1)
-        await clock.waitForSleepers(1)
-        persistence.flushAtExit()
-        #expect(try storage.load(key: key) == Data("1".utf8))
-        clock.advance(by: .seconds(30))
-        #expect(await eventually { Self.windowCameDue(persistence, probe: 0) })
-        persistence.writer.sync {}
+        try await Self.flushAtExitThenLetTheWindowPass(persistence, storage: storage, key: key, clock: clock)
         try store.flush()
         #expect(store.storageError?.value == nil, "stale: \(String(describing: store.storageError?.value?.kind))")
     }
