@@ -15,6 +15,11 @@ public struct ReplicationIssue: Sendable, Equatable, CustomStringConvertible {
         /// The database refused to append actions dispatched here (not a lost connection, which is retried): they
         /// were applied nowhere.
         case actionNotAppended
+        /// Actions dispatched here were sent to the log, their answer was lost, and whether they were appended cannot
+        /// be read for a reason reconnecting does not mend (a table changed by hand, a privilege revoked): they stay
+        /// queued, holding back the actions dispatched after them, and are looked up again until the log answers.
+        /// Said once until it does. (Failing them would say they were applied nowhere, which may be false.)
+        case actionOutcomeUnknown
         /// An action dispatched here could not be encoded: it was applied nowhere.
         case unencodableAction
         /// The log could not be read for a reason reconnecting does not mend (its tables changed by hand, a

@@ -17,49 +17,15 @@ struct AttackS10Tests {
     /// find it in the log.
     @Test func anAppendInFlightWhenRunIsCancelledIsNotReportedAsAppliedNowhere() async throws {
         let cluster = try cluster
-        let logger = Logger(label: "test")
         try await withClient { client in
             let log = uniqueTable()
             let issues = Recorder<ReplicationIssue>()
             let store = try makeReplica(client, log: log, issues: issues)
             let firstRun = Task { try await store.run() }
             await store.waitUntilCaughtUp()
-
-            // Another session holds the head row's lock, so that the append waits on the server, sent.
-            let holding = Recorder<Void>()
-            let release = AsyncStream<Void>.makeStream()
-            let holder = Task(executorPreference: PostgresStorage.executor) {
-                try await client.withConnection { connection in
-                    try await connection.run("BEGIN", logger: logger)
-                    try await connection.run("SELECT sequence FROM \(unescaped: log)_head FOR UPDATE", logger: logger)
-                    holding.append(())
-                    for await _ in release.stream { break }
-                    try await connection.run("COMMIT", logger: logger)
-                }
-            }
-            #expect(await eventually { holding.count == 1 })
-
-            let sent = Recorder<Result<Int64, StorageError>>()
-            let sender = Task {
-                do throws(StorageError) {
-                    sent.append(.success(try await store.send(.numbered(1))))
-                } catch {
-                    sent.append(.failure(error))
-                }
-            }
-            let waitingOnTheLock = """
-                SELECT count(*) FROM pg_stat_activity
-                WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO \(log) %'
-                """
-            #expect(await eventually { (try? cluster.sql(waitingOnTheLock)) == "1" })
-
-            firstRun.cancel()
-            _ = await firstRun.result
-            release.continuation.yield()
-            release.continuation.finish()
-            try await holder.value
-            // The append sent before the cancel landed.
-            #expect(await eventually { (try? cluster.sql("SELECT count(*) FROM \(log)")) == "1" })
+            let landing = try await AppendLandingAfterTheRun(
+                .numbered(1), to: store, running: firstRun, client: client, log: log, cluster: cluster
+            )
             // An action dispatched while the store is stopped queues behind that batch. The next run must look the
             // batch up as it was sent: one led by the same action but holding this one too was found in the log
             // by its first action, and this one counted as appended and lost (found by the session-13 review).
@@ -67,15 +33,15 @@ struct AttackS10Tests {
             #expect(await eventually { store.pendingCount == 2 })
 
             let secondRun = Task { try await store.run() }
-            #expect(await eventually { sent.count == 1 })
-            await sender.value
-            let outcome = try #require(sent.elements.first)
+            #expect(await eventually { landing.sent.count == 1 })
+            await landing.sender.value
+            let outcome = try #require(landing.sent.elements.first)
             #expect(throws: Never.self) { try outcome.get() }
             #expect(await eventually { store.appliedSequence >= 2 })
             #expect(try cluster.sql("SELECT count(*) FROM \(log)") == "2")
             #expect(store.state.count == 2)
-            // The follower may apply the entry before the append loop took in its append's answer (here a 23505,
-            // then a lookup 5 ms later): only that answer takes the batch off the queue.
+            // The follower may apply the entry before the append loop took in its lookup's answer: only that
+            // answer takes the batch off the queue.
             #expect(await eventually { store.pendingCount == 0 })
             #expect(issues.elements.isEmpty)
             secondRun.cancel()

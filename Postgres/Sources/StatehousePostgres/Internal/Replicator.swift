@@ -78,6 +78,7 @@ final class Replicator: Sendable {
         var uncertain = unsettled.withLockedValue { $0 }  // the size of a batch whose append may have committed
         defer { unsettled.withLockedValue { [uncertain] in $0 = uncertain } }
         var delay = Duration.milliseconds(5)
+        var refusal = RefusalReport()
         while !Task.isCancelled {
             let batch = queue.withLockedValue { $0.batch(uncertain ?? Self.batchSize) }
             guard let first = batch.first else {
@@ -91,6 +92,7 @@ final class Replicator: Sendable {
                 }
                 queue.withLockedValue { $0.appended(batch.count) }
                 (uncertain, delay) = (nil, .milliseconds(5))
+                refusal.ended()
             } catch where Task.isCancelled {
                 // The run ended with the batch's append (or its lookup) on its way: the server may still commit
                 // it. Neither reported nor dropped: it stays queued, and the next run looks it up first, as exactly
@@ -102,11 +104,28 @@ final class Replicator: Sendable {
                 uncertain = batch.count
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(1))
+            } catch where uncertain != nil {
+                // An earlier send of this very batch may still commit: failing it would tell its senders that it
+                // was applied nowhere, and one that sent it again would apply it twice. It stays queued, ahead of
+                // what was dispatched after it, and is looked up again until the database answers.
+                if refusal.isNews(error) { reportUnsettledBatch(batch.count, error) }
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(1))
             } catch {
                 uncertain = nil
                 fail(batch.count, error)
             }
         }
+    }
+
+    /// A batch that may have been appended cannot be looked up: said once, until it can.
+    private func reportUnsettledBatch(_ count: Int, _ error: any Error) {
+        let message = """
+            \(count) action(s) dispatched to the replicated store on \(log.names.log) may have been appended, and \
+            whether they were cannot be read (\(PostgresFailure.describe(error))): they stay queued, and the actions \
+            dispatched after them wait. Check the log's tables and the role's privileges on them.
+            """
+        onIssue(ReplicationIssue(kind: .actionOutcomeUnknown, sequence: nil, message: message))
     }
 
     /// The server's answer to an append says it cannot succeed: the batch is dropped and its waiters told.
