@@ -58,4 +58,26 @@ struct AppendLandingAfterTheRun {
         try await holder.value
         #expect(await eventually { (try? cluster.sql("SELECT count(*) FROM \(log)")) == "1" })
     }
+
+    /// Runs `body` with a store on a new log whose first `run()` ended while the append of `.numbered(1)` was
+    /// waiting on the server, and which then landed; the store is not running, and `issues` gets its issues.
+    static func afterTheFirstRun(
+        _ body: @Sendable (
+            _ store: ReplicatedStore<Counter, CounterAction>, _ landing: AppendLandingAfterTheRun,
+            _ issues: Recorder<ReplicationIssue>, _ log: String
+        ) async throws -> Void
+    ) async throws {
+        let cluster = try cluster
+        try await withClient { client in
+            let log = uniqueTable()
+            let issues = Recorder<ReplicationIssue>()
+            let store = try makeReplica(client, log: log, issues: issues)
+            let firstRun = Task { try await store.run() }
+            await store.waitUntilCaughtUp()
+            let landing = try await AppendLandingAfterTheRun(
+                .numbered(1), to: store, running: firstRun, client: client, log: log, cluster: cluster
+            )
+            try await body(store, landing, issues, log)
+        }
+    }
 }

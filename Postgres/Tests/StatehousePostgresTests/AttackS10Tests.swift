@@ -17,15 +17,7 @@ struct AttackS10Tests {
     /// find it in the log.
     @Test func anAppendInFlightWhenRunIsCancelledIsNotReportedAsAppliedNowhere() async throws {
         let cluster = try cluster
-        try await withClient { client in
-            let log = uniqueTable()
-            let issues = Recorder<ReplicationIssue>()
-            let store = try makeReplica(client, log: log, issues: issues)
-            let firstRun = Task { try await store.run() }
-            await store.waitUntilCaughtUp()
-            let landing = try await AppendLandingAfterTheRun(
-                .numbered(1), to: store, running: firstRun, client: client, log: log, cluster: cluster
-            )
+        try await AppendLandingAfterTheRun.afterTheFirstRun { store, landing, issues, log in
             // An action dispatched while the store is stopped queues behind that batch. The next run must look the
             // batch up as it was sent: one led by the same action but holding this one too was found in the log
             // by its first action, and this one counted as appended and lost (found by the session-13 review).

@@ -13,15 +13,7 @@ struct AttackS13Tests {
     /// must stay queued, be said once as `.actionOutcomeUnknown`, and be settled once the log can be read.
     @Test func aBatchThatMayHaveLandedIsNotFailedWhileItsLookupIsRefused() async throws {
         let cluster = try cluster
-        try await withClient { client in
-            let log = uniqueTable()
-            let issues = Recorder<ReplicationIssue>()
-            let store = try makeReplica(client, log: log, issues: issues)
-            let firstRun = Task { try await store.run() }
-            await store.waitUntilCaughtUp()
-            let landing = try await AppendLandingAfterTheRun(
-                .numbered(1), to: store, running: firstRun, client: client, log: log, cluster: cluster
-            )
+        try await AppendLandingAfterTheRun.afterTheFirstRun { store, landing, issues, log in
             _ = try cluster.sql("ALTER TABLE \(log) RENAME COLUMN local TO local_away")
 
             let secondRun = Task { try await store.run() }
