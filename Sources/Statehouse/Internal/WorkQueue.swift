@@ -48,11 +48,6 @@ struct WorkQueue<Work: Sendable>: Sendable {
         self.shareForOthers = shareForOthers
     }
 
-    /// Whether nothing is queued and no thread is working.
-    var isIdle: Bool {
-        !isWorking && queue.isEmpty
-    }
-
     /// Hands `work` back to the caller to do now if nobody is working (the caller becomes the worker), or queues it
     /// and returns `nil`. `merge` may combine it with the item queued last: it returns the merged item, or `nil` to
     /// queue the two apart.
@@ -74,27 +69,21 @@ struct WorkQueue<Work: Sendable>: Sendable {
         return nil
     }
 
-    /// Makes the caller the worker if nobody works (then nothing is queued either), or queues `work()`: one
-    /// critical section either way, and the queued form of the work is built only when it is queued (an idle
-    /// store's `dispatch` makes no `StoreWork`).
-    /// - Returns: Whether the caller is now the worker, and must do its work at once.
+    /// `thread` starts working, with its whole share for other threads' items ahead of it.
     @inlinable @inline(__always)
-    mutating func startWorkingOrQueue(_ work: () -> Work) -> Bool {
-        guard isWorking else {
-            becomeWorker()
-            return true
-        }
-        _ = submit(work())
-        return false
-    }
-
-    /// The caller starts working, with its whole share for other threads' items ahead of it.
-    @inlinable @inline(__always)
-    mutating func becomeWorker() {
+    mutating func becomeWorker(_ thread: UInt = currentThreadIdentity()) {
         isWorking = true
-        worker = currentThreadIdentity()
+        worker = thread
         doneForOthers = 0
         inBackground = false
+    }
+
+    /// Makes `thread` the worker of an idle queue: it started working without the queue (see ``Inbox``), which
+    /// learns of it when work is first queued behind it.
+    @inlinable
+    mutating func adoptWorker(_ thread: UInt) {
+        precondition(!isWorking && queue.isEmpty, "a worker adopted by a queue that already has one")
+        becomeWorker(thread)
     }
 
     /// What the worker does after an item.

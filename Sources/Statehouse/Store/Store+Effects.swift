@@ -33,7 +33,7 @@ extension Store {
         while true {
             await effects.finish()
             await waitForQueuedWork()
-            if effects.runningCount == 0, inbox.withLock({ $0.isIdle }) { return }
+            if effects.runningCount == 0, inbox.isIdle { return }
         }
     }
 

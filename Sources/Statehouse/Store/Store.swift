@@ -30,7 +30,7 @@ import Synchronization
 /// `Store` conforms to `Observable`: SwiftUI views, and `withObservationTracking` on any platform, track ``state``.
 public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline let core: Locked<StoreState<State>>
-    @usableFromInline let inbox = Locked(WorkQueue<StoreWork<State, Action>>(shareForOthers: StoreWork<State, Action>.shareForOthers))
+    @usableFromInline let inbox = Inbox<StoreWork<State, Action>>(shareForOthers: StoreWork<State, Action>.shareForOthers)
     @usableFromInline let observation = ObservationGate()
     /// The middleware and then the reducer, folded into one function; `nil` for a scoped store, which forwards.
     @usableFromInline let pipeline: (@Sendable (Store, Action) -> Void)?
@@ -162,9 +162,9 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @inlinable
     public func dispatch(_ action: Action) {
         if let forward { return forward(action) }
-        // An idle store, the common case, applies the action at once, without wrapping it in a `StoreWork` for the
-        // queue: copying and destroying that generic enum cost more than the reducer.
-        guard inbox.withLock({ $0.startWorkingOrQueue { .action(action, origin: nil) } }) else { return }
+        // An idle store, the common case, is claimed without a lock and applies the action at once, without wrapping
+        // it in a `StoreWork` for the queue: copying and destroying that generic enum cost more than the reducer.
+        guard inbox.claimIfIdle() || inbox.submit({ .action(action, origin: nil) }) != nil else { return }
         pipeline?(self, action)
         processQueued()
     }
@@ -176,7 +176,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         if let serializer {
             return serializer { [self] in perform(work) }
         }
-        if let work = inbox.withLock({ $0.submit(work) }) {
+        if let work = inbox.submit({ work }) {
             process(work)
         }
     }
@@ -187,7 +187,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @inlinable
     func run(_ body: @escaping @Sendable () -> Void) {
         if let serializer { return serializer(body) }
-        guard inbox.withLock({ $0.startWorkingOrQueue { .run(body) } }) else { return }
+        guard inbox.claimIfIdle() || inbox.submit({ .run(body) }) != nil else { return }
         body()
         processQueued()
     }
@@ -202,8 +202,9 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// The rest of the processor's loop: what is queued, until nothing is left or this caller did its share.
     @inlinable @inline(__always)
     func processQueued() {
+        if inbox.finishIfNothingQueued() { return }
         while true {
-            switch inbox.withLock({ $0.next() }) {
+            switch inbox.next() {
             case .perform(let work): perform(work)
             case .finished: return
             case .handOff: return handOffProcessing()
@@ -215,7 +216,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline
     func handOffProcessing() {
         runInBackground { [self] in
-            if case .perform(let work) = inbox.withLock({ $0.resume(on: currentThreadIdentity()) }) {
+            if case .perform(let work) = inbox.resume(on: currentThreadIdentity()) {
                 process(work)
             }
         }

@@ -81,7 +81,7 @@ import Testing
         }
         // The callers may have left the rest to a background thread: wait until the store is idle at the end.
         #expect(await eventually(timeout: .seconds(60)) {
-            store.state >= 1_200 && store.inbox.withLock { $0.isIdle } && seen.withLock { $0.last } == store.state
+            store.state >= 1_200 && store.inbox.isIdle && seen.withLock { $0.last } == store.state
         })
         #expect(backwards.load(ordering: .relaxed) == 0)
         withExtendedLifetime(token) {}
