@@ -93,9 +93,10 @@ extension Store {
     ) -> SubscriptionToken {
         let queue = delivery.serialQueue(label: "Store")
         let subscription = StoreSubscription(store: self, queued: queue != nil)
-        // Registering is queued like an action, so that the first value comes before any later change.
-        let register: @Sendable () -> Void = { [weak self] in
-            guard let self else { return }
+        // Registering is queued like an action, so that the first value comes before any later change. It holds
+        // the store strongly, as the subscription does (a weak capture would cost the store its fast reference
+        // counting; see `StoreSubscription`): queued work is done, and let go, by the store's processor.
+        let register: @Sendable () -> Void = {
             let round = self.register { core in
                 core.add(subscription, sharing: key) { state in
                     .selecting(select, from: state, key: key, isDuplicate: isDuplicate)
