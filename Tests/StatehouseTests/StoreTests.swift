@@ -118,6 +118,28 @@ struct StoreTests {
         token.cancel()
     }
 
+    /// A key-path object is found again by identity (`RecentKeyPaths`): once the group it led to is let go (its
+    /// number free, or given to another key path), the same object must lead to a group of its own again.
+    @Test func aKeyPathSeenBeforeItsGroupWasLetGoFindsItsOwnSelectionAgain() {
+        struct Grid: Equatable, Sendable { var cells = (0..<64).map { $0 + 100 } }
+        let store = Store(initialState: Grid()) { (state: inout Grid, action: (cell: Int, value: Int)) in
+            state.cells[action.cell] = action.value
+        }
+        let watched: any KeyPath<Grid, Int> & Sendable = \Grid.cells[0]
+        // Sixteen emptied key-path groups are kept; the seventeenth, the watched one's, lets them all go.
+        for cell in 1...16 { store.subscribe(\.cells[cell]) { _ in }.cancel() }
+        store.subscribe(watched) { _ in }.cancel()
+        #expect(store.core.withLock { state in state.groupsByKey.isEmpty })
+        let other = store.subscribe(\.cells[1]) { _ in }
+        let seen = Recorder<Int>()
+        let token = store.subscribe(watched) { seen.append($0) }
+        store.dispatch((cell: 0, value: 7))
+        store.dispatch((cell: 1, value: -1))
+        #expect(seen.elements == [100, 7])
+        token.cancel()
+        other.cancel()
+    }
+
     @Test func subscriberThatDispatchesDoesNotMakeLaterSubscribersSeeStaleOrDuplicateStates() {
         // ReSwift's open bug: the first subscriber dispatches 100 when it sees 42; the second then received
         // [0, 42, 42] and missed 100. Here the nested dispatch is queued until every subscriber has seen 42.

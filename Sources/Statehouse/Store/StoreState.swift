@@ -14,6 +14,8 @@ struct StoreState<State: Sendable>: Sendable {
     @usableFromInline private(set) var groups: ContiguousArray<Group?> = []
     @usableFromInline private(set) var freeGroups: [Int] = []
     @usableFromInline private(set) var groupsByKey: [SelectionKey: Int] = [:]
+    /// The key-path objects last looked up in ``groupsByKey``, found again by identity.
+    @usableFromInline private(set) var recentKeyPaths = RecentKeyPaths()
     /// How many subscribers are registered, in every group.
     @usableFromInline private(set) var subscriberCount = 0
     /// How many key-path groups have no subscriber (see ``remove(_:)``).
@@ -114,7 +116,7 @@ struct StoreState<State: Sendable>: Sendable {
     ) -> DeliveryRound<State>? {
         guard !subscription.isCancelled else { return nil }
         let groupIndex: Int
-        if let key, let shared = groupsByKey[key] {
+        if let key, let shared = keyedGroup(for: key) {
             groupIndex = shared
             // An empty group was not refreshed while empty: bring its last selection up to date first.
             switch groups[shared] {
@@ -131,7 +133,10 @@ struct StoreState<State: Sendable>: Sendable {
             } else {
                 groups[groupIndex] = makeGroup(state)
             }
-            if let key { groupsByKey[key] = groupIndex }
+            if let key {
+                groupsByKey[key] = groupIndex
+                recentKeyPaths.remember(key.keyPath, group: groupIndex)
+            }
         }
         let selection: any AnyObject & Sendable
         let slot: Int
@@ -146,6 +151,15 @@ struct StoreState<State: Sendable>: Sendable {
         groups[groupIndex]?.subscribers.insert(entry, at: slot)
         subscriberCount += 1
         return DeliveryRound(value: state, kind: .initial(entry))
+    }
+
+    /// The group shared under `key`: by identity if its key-path object was looked up lately, else by value.
+    @inlinable
+    mutating func keyedGroup(for key: SelectionKey) -> Int? {
+        if let group = recentKeyPaths.group(of: key.keyPath) { return group }
+        guard let group = groupsByKey[key] else { return nil }
+        recentKeyPaths.remember(key.keyPath, group: group)
+        return group
     }
 
     /// Removes `subscription`. A selection of its own goes with it; a key-path group stays, empty, for the next
@@ -197,6 +211,7 @@ struct StoreState<State: Sendable>: Sendable {
             freeGroups.append(index)
             groupsByKey[key] = nil
         }
+        recentKeyPaths.removeAll()
         emptyKeyedGroups = 0
     }
 
@@ -207,6 +222,7 @@ struct StoreState<State: Sendable>: Sendable {
         groups = []
         freeGroups = []
         groupsByKey = [:]
+        recentKeyPaths.removeAll()
         emptyKeyedGroups = 0
     }
 
