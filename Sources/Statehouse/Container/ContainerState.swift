@@ -75,23 +75,24 @@ struct ContainerState<Value: Sendable>: Sendable {
         return initial ? startOrQueue(DeliveryRound(value: value, kind: .initial(entry))) : nil
     }
 
+    /// Removes the listener of `subscription`; returns its entry, which the caller lets go outside the lock (see
+    /// ``ObserverTable/remove(_:at:)``).
     @inlinable
-    mutating func remove(_ subscription: ContainerSubscription<Value>) {
+    mutating func remove(_ subscription: ContainerSubscription<Value>) -> Observers.Entry? {
         observers.remove(subscription, at: Int(subscription.slot))
     }
 
-    /// Makes `subscription` the listener named `name`; returns the one it replaces, already removed.
-    mutating func bind(_ subscription: ContainerSubscription<Value>, name: String) -> ContainerSubscription<Value>? {
+    /// Makes `subscription` the listener named `name`; returns the entry it replaces, already removed, whose
+    /// subscription the caller cancels.
+    mutating func bind(_ subscription: ContainerSubscription<Value>, name: String) -> Observers.Entry? {
         guard let replaced = named.updateValue(subscription, forKey: name) else { return nil }
-        remove(replaced)
-        return replaced
+        return remove(replaced)
     }
 
-    /// Removes the listener named `name`; returns it so that the caller can cancel it.
-    mutating func unbind(name: String) -> ContainerSubscription<Value>? {
+    /// Removes the listener named `name`; returns its entry, whose subscription the caller cancels.
+    mutating func unbind(name: String) -> Observers.Entry? {
         guard let removed = named.removeValue(forKey: name) else { return nil }
-        remove(removed)
-        return removed
+        return remove(removed)
     }
 
     /// The subscription of `listener`, if it is attached and alive.
@@ -100,19 +101,18 @@ struct ContainerState<Value: Sendable>: Sendable {
         return subscription
     }
 
-    /// Records `subscription` as the one of its listener; returns the subscription of a dead listener that had the
-    /// same identity, already removed.
-    mutating func attach(_ subscription: ListenerSubscription<Value>) -> ListenerSubscription<Value>? {
+    /// Records `subscription` as the one of its listener; returns the entry of a dead listener that had the same
+    /// identity, already removed, whose subscription the caller cancels.
+    mutating func attach(_ subscription: ListenerSubscription<Value>) -> Observers.Entry? {
         guard let previous = listeners.updateValue(subscription, forKey: subscription.listenerID) else { return nil }
-        remove(previous)
-        return previous
+        return remove(previous)
     }
 
-    mutating func detach(_ subscription: ListenerSubscription<Value>) {
+    mutating func detach(_ subscription: ListenerSubscription<Value>) -> Observers.Entry? {
         if listeners[subscription.listenerID] === subscription {
             listeners[subscription.listenerID] = nil
         }
-        remove(subscription)
+        return remove(subscription)
     }
 
     /// Empties every list of listeners (the container is going away) and returns their subscriptions.

@@ -9,7 +9,7 @@ extension StateContainer {
         let id = ObjectIdentifier(listener)
         // A serial queue of its own keeps the calls in order even if the listener's queue is concurrent.
         let queue = DispatchQueue(label: "Statehouse.\(key).listener", target: listener.stateListenerQueue)
-        let replaced: ListenerSubscription<Value>? = locked { state in
+        let replaced: ObserverTable<Value>.Entry? = locked { state in
             guard state.subscription(of: id) == nil else { return nil }
             let subscription = ListenerSubscription(
                 slot: state.observers.nextSlot, container: self, listener: listener
@@ -17,7 +17,7 @@ extension StateContainer {
             _ = state.add(subscription, body: subscription.deliverer(on: queue), initial: false)
             return state.attach(subscription)
         }
-        replaced?.cancel()
+        replaced?.subscription.cancel()
     }
 
     /// Stops telling `listener` about changes. Deliveries already queued for it are skipped.
@@ -28,14 +28,18 @@ extension StateContainer {
 
 /// The registration of a weakly held ``StateListener``: the container never retains the listener, and a delivery
 /// that finds it gone cancels the registration.
-// @unchecked restates Subscription's conformance: this subclass adds only `let` properties.
+// @unchecked restates Subscription's conformance: this subclass adds only `let` and `weak let` properties.
 final class ListenerSubscription<Value: Sendable>: ContainerSubscription<Value>, @unchecked Sendable {
     let listenerID: ObjectIdentifier
     private let listener: WeakListener
+    /// The container the listener is told about, on its queue, if it still lives: a weak reference, which the
+    /// other subscriptions avoid (see ``ContainerLink``), since the listener needs the container itself.
+    private weak let container: StateContainer<Value>?
 
     init(slot: Int, container: StateContainer<Value>, listener: any StateListener) {
         self.listenerID = ObjectIdentifier(listener)
         self.listener = WeakListener(listener)
+        self.container = container
         super.init(slot: slot, container: container, queued: true)
     }
 
@@ -55,7 +59,11 @@ final class ListenerSubscription<Value: Sendable>: ContainerSubscription<Value>,
     }
 
     override func detach() {
-        container?.locked { $0.detach(self) }
+        let removed = link.withContainer { container in
+            unsafeDowncast(container, to: StateContainer<Value>.self).locked { $0.detach(self) }
+        }
+        // Let go outside every lock (see `ObserverTable.remove`).
+        withExtendedLifetime(removed) {}
     }
 }
 

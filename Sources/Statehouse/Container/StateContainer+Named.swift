@@ -23,7 +23,7 @@ extension StateContainer {
 
     /// Removes the listener bound to `name`, if any. Once `unbind` returns, it is never called again.
     public func unbind(name: String) {
-        locked { $0.unbind(name: name) }?.cancel()
+        locked { $0.unbind(name: name) }?.subscription.cancel()
     }
 
     private func bind(name: String, fire: Bool, _ listener: @escaping @Sendable (Value) -> Void) {
@@ -33,7 +33,7 @@ extension StateContainer {
             let round = state.add(subscription, body: listener, initial: fire)
             return (state.bind(subscription, name: name), round)
         }
-        replaced?.cancel()
+        replaced?.subscription.cancel()
         if let round { deliver(round) }
     }
 }

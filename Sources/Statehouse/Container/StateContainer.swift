@@ -31,12 +31,17 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// Removes a cancelled listener. A closure made by the inlined initializer, so it runs code specialized for
     /// `Value`: a method called from `Subscription.cancel()` would run generic code, about 5,000 instructions per
     /// cancellation instead of a few hundred.
-    @usableFromInline let removeListener: @Sendable (StateContainer<Value>, ContainerSubscription<Value>) -> Void
+    /// Returns the removed entry, to be let go outside every lock (see `ObserverTable.remove`).
+    @usableFromInline let removeListener:
+        @Sendable (StateContainer<Value>, ContainerSubscription<Value>) -> (any Sendable)?
     /// For a persisted container: what writes its value to its storage.
     @usableFromInline let persistence: (any Persisting<Value>)?
     /// The thread running an ``update(_:)`` body, 0 when none: a thread that finds the lock taken checks it, to
     /// stop a body that uses its own container with a message instead of a deadlock.
     @usableFromInline let updatingThread = Atomic<UInt>(0)
+    /// What subscriptions hold to leave the container: they must not keep it alive, and a `weak` reference to it
+    /// would slow down every retain of it (see ``ContainerLink``).
+    @usableFromInline let link = ContainerLink()
 
     /// Creates a container holding `initialValue`, identified by `key`.
     ///
@@ -58,9 +63,11 @@ public final class StateContainer<Value: Sendable>: Sendable {
         self.removeListener = { container, subscription in
             container.locked { $0.remove(subscription) }
         }
+        link.connect(to: self)
     }
 
     deinit {
+        link.containerDidEnd()
         persistence?.ownerDidEnd()
         let subscriptions = state.withLock { $0.removeAll() }
         for subscription in subscriptions {

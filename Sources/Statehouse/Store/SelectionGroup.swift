@@ -5,10 +5,11 @@
 @usableFromInline
 struct SelectionGroup<State: Sendable>: Sendable {
     @usableFromInline typealias Listener = @Sendable (State) -> Void
+    @usableFromInline typealias Refresh = @Sendable (State) -> Bool
 
     /// Selects from `state`, compares with the last selection and remembers the new one; returns whether it changed.
     /// Called only with the store's lock held.
-    @usableFromInline let refresh: @Sendable (State) -> Bool
+    @usableFromInline let refresh: Refresh
     /// The last selection: a ``LastSelection`` of the selected type, which the group's listeners deliver, so that a
     /// change is selected once, by `refresh`, however many subscribers hear of it.
     @usableFromInline let selection: any AnyObject & Sendable

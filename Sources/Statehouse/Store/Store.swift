@@ -30,7 +30,9 @@ import Synchronization
 /// `Store` conforms to `Observable`: SwiftUI views, and `withObservationTracking` on any platform, track ``state``.
 public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline let core: Locked<StoreState<State>>
-    @usableFromInline let inbox = Inbox<StoreWork<State, Action>>(shareForOthers: StoreWork<State, Action>.shareForOthers)
+    @usableFromInline let inbox = Inbox<StoreWork<State, Action>>(
+        shareForOthers: StoreWork<State, Action>.shareForOthers
+    )
     @usableFromInline let observation = ObservationGate()
     /// The middleware and then the reducer, folded into one function; `nil` for a scoped store, which forwards.
     @usableFromInline let pipeline: (@Sendable (Store, Action) -> Void)?
@@ -117,8 +119,10 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         self.effectsHost = effectsHost
         self.followers = ScopeFollowers(tree: upstream?.tree)
         self.removeSubscriber = { store, subscription in
-            let wasLast = store.core.withLock { $0.remove(subscription) }
-            if wasLast, store.upstream != nil { store.lostItsLastSubscriber() }
+            let removal = store.core.withLock { $0.remove(subscription) }
+            if removal?.wasLast == true, store.upstream != nil { store.lostItsLastSubscriber() }
+            // Let go outside the lock: the listener may hold the last reference to another token of this store.
+            withExtendedLifetime(removal) {}
         }
     }
 

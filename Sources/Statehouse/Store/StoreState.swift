@@ -170,36 +170,51 @@ struct StoreState<State: Sendable>: Sendable {
     /// store that had many. So the groups, their last selections, and the slots each dispatch walks are bounded by
     /// the subscribers a store has had at once, not by every key path it was ever asked for.
     ///
-    /// - Returns: Whether this removed the last subscriber.
+    /// - Returns: What was taken out, for the caller to let go once it has released the lock (see
+    ///   ``ObserverTable/remove(_:at:)``), and whether this removed the last subscriber.
     /// - Complexity: O(1) amortized.
     @inlinable
-    mutating func remove(_ subscription: StoreSubscriptionBase) -> Bool {
+    mutating func remove(_ subscription: StoreSubscriptionBase) -> Removal? {
         guard let (groupIndex, slot) = subscription.location, groupIndex < groups.count,
-            groups[groupIndex]?.subscribers.remove(subscription, at: slot) == true
-        else { return false }
+            let entry = groups[groupIndex]?.subscribers.remove(subscription, at: slot)
+        else { return nil }
         subscriberCount -= 1
-        /// Whether the group has a key, if it has no subscriber left.
-        let emptiedGroupIsKeyed: Bool?
+        /// The selection of a group of its own, which goes with its only subscriber: the subscriber's closures.
+        var ownSelection: Group.Refresh?
         switch groups[groupIndex] {
+        case .some(let group) where group.subscribers.isEmpty && group.key == nil:
+            ownSelection = group.refresh
         case .some(let group) where group.subscribers.isEmpty:
-            emptiedGroupIsKeyed = group.key != nil
+            emptyKeyedGroups += 1
         default:
-            emptiedGroupIsKeyed = nil
+            break
         }
-        if let emptiedGroupIsKeyed {
-            if !emptiedGroupIsKeyed {
-                groups[groupIndex] = nil
-                freeGroups.append(groupIndex)
-            } else {
-                emptyKeyedGroups += 1
-            }
+        if ownSelection != nil {
+            groups[groupIndex] = nil
+            freeGroups.append(groupIndex)
         }
         if subscriberCount == 0, groups.count > 64 {
             dropAllGroups()
         } else if emptyKeyedGroups > max(16, groupsByKey.count - emptyKeyedGroups) {
             dropEmptyKeyedGroups()
         }
-        return subscriberCount == 0
+        return Removal(entry: entry, ownSelection: ownSelection, wasLast: subscriberCount == 0)
+    }
+
+    /// What ``remove(_:)`` took out of the groups, to be let go outside the lock, and whether the store has no
+    /// subscriber left.
+    @usableFromInline
+    struct Removal: Sendable {
+        @usableFromInline let entry: Entry
+        @usableFromInline let ownSelection: Group.Refresh?
+        @usableFromInline let wasLast: Bool
+
+        @inlinable
+        init(entry: Entry, ownSelection: Group.Refresh?, wasLast: Bool) {
+            self.entry = entry
+            self.ownSelection = ownSelection
+            self.wasLast = wasLast
+        }
     }
 
     /// Frees every key-path group that has no subscriber. O(key-path groups), of which at least half are freed.

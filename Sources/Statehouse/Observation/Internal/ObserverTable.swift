@@ -55,12 +55,13 @@ struct ObserverTable<Value> {
 
     /// Removes the entry of `subscription` from `slot` if it is still there; removing twice does nothing.
     ///
-    /// - Returns: Whether the entry was there.
+    /// - Returns: The entry, for the caller to let go once it has released its lock: the listener may hold the last
+    ///   reference to another token of the same owner, whose cancellation takes that lock.
     /// - Complexity: O(1) amortized.
-    @inlinable @discardableResult
-    mutating func remove(_ subscription: Subscription, at slot: Int) -> Bool {
-        guard slot < entries.count, entries[slot]?.subscription === subscription else { return false }
-        entries[slot] = nil
+    @inlinable
+    mutating func remove(_ subscription: Subscription, at slot: Int) -> Entry? {
+        guard slot < entries.count, entries[slot]?.subscription === subscription else { return nil }
+        let removed = entries[slot].take()
         count -= 1
         if count == 0 && entries.count > 64 {
             entries = []
@@ -68,7 +69,7 @@ struct ObserverTable<Value> {
         } else {
             freeSlots.append(slot)
         }
-        return true
+        return removed
     }
 
     /// Empties the table and returns the subscriptions it held.
