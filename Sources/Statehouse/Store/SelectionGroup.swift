@@ -50,9 +50,10 @@ struct SelectionKey: Hashable, Sendable {
 /// The last value a group selected. A class, so that the group's `refresh` closure can update it and its listeners
 /// read it.
 // @unchecked: `value` is written only on the store's processor (the one thread at a time that does the store's work,
-// handed from thread to thread under the inbox's lock), with the state lock held: in `refresh` and when a group is
-// made. It is read there, and by the group's listeners, which the processor calls with the round of that refresh
-// before it does any other work of the store, so before the next write.
+// handed from thread to thread by the inbox: under its lock, or by its atomic claim and give-back, which acquire and
+// release), with the state lock held: in `refresh` and when a group is made. It is read there, and by the group's
+// listeners, which the processor calls with the round of that refresh before it does any other work of the store, so
+// before the next write.
 @usableFromInline final class LastSelection<Value>: @unchecked Sendable {
     @usableFromInline var value: Value
 

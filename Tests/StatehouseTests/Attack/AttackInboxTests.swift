@@ -1,0 +1,247 @@
+import Foundation
+import StatehouseTestSupport
+import Synchronization
+import Testing
+@testable import Statehouse
+
+/// Review attack on the lock-free claim / give-back of `Inbox` (163b7dc), through `Store`.
+@Suite(.serialized) struct AttackInboxTests {
+    /// Written only by the reducer, with no lock of its own: the store's one-worker rule, and the happens-before
+    /// between one worker's give-back and the next one's claim, are all that protect it. Under ThreadSanitizer, a
+    /// missing acquire/release between workers is reported here.
+    final class Unguarded: @unchecked Sendable {
+        var applied = 0
+        var lastPerSource: [Int] = Array(repeating: -1, count: 64)
+        var outOfOrder = 0
+    }
+
+    struct Step: Sendable, Equatable {
+        var source: Int  // thread * 2 (+ 1 for the effect's echo)
+        var sequence: Int
+    }
+
+    /// Threads dispatch; each action's `.send` effect echoes it; a key-path subscriber reads its selection (the
+    /// `LastSelection` read without the state lock). Reducer state is an unguarded class.
+    @Test func unguardedReducerStateIsHandedFromWorkerToWorker() async {
+        let threads = 4
+        let perThread = 5_000
+        let box = Unguarded()
+        let inside = Atomic<Int>(0)
+        let overlaps = Atomic<Int>(0)
+        let store = Store(initialState: 0, reducer: { (state: inout Int, action: Step) -> Effect<Step> in
+            if inside.add(1, ordering: .sequentiallyConsistent).newValue != 1 { overlaps.add(1, ordering: .relaxed) }
+            defer { inside.subtract(1, ordering: .sequentiallyConsistent) }
+            if box.lastPerSource[action.source] >= action.sequence { box.outOfOrder += 1 }
+            box.lastPerSource[action.source] = action.sequence
+            box.applied += 1
+            state += 1
+            guard action.source % 2 == 0 else { return .none }
+            return .send(Step(source: action.source + 1, sequence: action.sequence))
+        })
+        let seenBackwards = Atomic<Int>(0)
+        let last = Atomic<Int>(-1)
+        let token = store.subscribe(\.self) { (value: Int) in
+            if last.exchange(value, ordering: .relaxed) >= value { seenBackwards.add(1, ordering: .relaxed) }
+        }
+        await onNewThreads(threads) { thread in
+            for sequence in 0..<perThread { store.dispatch(Step(source: thread * 2, sequence: sequence)) }
+        }
+        let expected = threads * perThread * 2
+        #expect(await eventually(timeout: .seconds(120)) { store.state == expected && store.inbox.isIdle })
+        await store.finishEffects()
+        // Read through the store's lock and inbox: nothing runs any more.
+        store.dispatch(Step(source: 63, sequence: 0))
+        let (applied, outOfOrder) = (box.applied, box.outOfOrder)
+        #expect(applied == expected + 1)
+        #expect(outOfOrder == 0)
+        #expect(overlaps.load(ordering: .relaxed) == 0)
+        #expect(seenBackwards.load(ordering: .relaxed) == 0)
+        withExtendedLifetime(token) {}
+    }
+
+    /// One caller dispatches, one action at a time, while three threads flood the store. During each of its calls it
+    /// may apply its own action and at most `shareForOthers` (16) of the others' before a background thread takes
+    /// over. Counted by the reducer: an action from another thread applied on the measuring thread while it is
+    /// inside `dispatch`.
+    @Test func aLockFreeWorkerIsHeldForAtMostItsShare() async {
+        let floodThreads = 3
+        let perFlood = 20_000
+        let measured = 3_000
+        let measuringThread = Atomic<UInt>(0)
+        let othersDuringCall = Atomic<Int>(0)
+        let store = Store(initialState: 0) { (state: inout Int, action: Step) in
+            state += 1
+            if action.source != 0, currentThreadIdentity() == measuringThread.load(ordering: .relaxed) {
+                othersDuringCall.add(1, ordering: .relaxed)
+            }
+        }
+        let worst = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        await onNewThreads(floodThreads + 1) { thread in
+            if thread == 0 {
+                measuringThread.store(currentThreadIdentity(), ordering: .relaxed)
+                for sequence in 0..<measured {
+                    othersDuringCall.store(0, ordering: .relaxed)
+                    store.dispatch(Step(source: 0, sequence: sequence))
+                    let count = othersDuringCall.load(ordering: .relaxed)
+                    if count > worst.load(ordering: .relaxed) { worst.store(count, ordering: .relaxed) }
+                }
+                stop.store(true, ordering: .relaxed)
+            } else {
+                var sequence = 0
+                while sequence < perFlood || !stop.load(ordering: .relaxed) {
+                    store.dispatch(Step(source: thread * 2, sequence: sequence))
+                    sequence += 1
+                }
+            }
+        }
+        #expect(await eventually(timeout: .seconds(120)) { store.inbox.isIdle })
+        print("AttackInbox worst share:", worst.load(ordering: .relaxed))
+        #expect(worst.load(ordering: .relaxed) <= 16, "a caller was held for more than its share of others' work")
+    }
+
+    /// Short-lived threads, so that thread identities (pthread_self) are reused, dispatch while a flood keeps the
+    /// store busy and handing off. Every action applied once, each thread's in order, and nothing left queued.
+    @Test func reusedThreadIdentitiesLoseNothing() async {
+        let waves = 200
+        let perWave = 4
+        let perThread = 25
+        let applied = Atomic<Int>(0)
+        let order = Locked([Int: Int]())
+        let outOfOrder = Atomic<Int>(0)
+        let store = Store(initialState: 0) { (state: inout Int, action: Step) in
+            state += 1
+            applied.add(1, ordering: .relaxed)
+            let isInOrder = order.withLock { seen in
+                defer { seen[action.source] = action.sequence }
+                return (seen[action.source] ?? -1) < action.sequence
+            }
+            if !isInOrder { outOfOrder.add(1, ordering: .relaxed) }
+        }
+        let flags = FloodFlags()
+        // One storm turn for the flood and the waves (nested turns would wait for each other).
+        await duringThreadStorm {
+        async let flood: Void = offThePool {
+            var sequence = 0
+            while !flags.stop.load(ordering: .relaxed) {
+                store.dispatch(Step(source: -1, sequence: sequence))
+                sequence += 1
+            }
+            flags.flooded.store(sequence, ordering: .relaxed)
+        }
+        for wave in 0..<waves {
+            await onNewThreads(perWave) { thread in
+                for sequence in 0..<perThread {
+                    store.dispatch(Step(source: wave * perWave + thread, sequence: sequence))
+                }
+            }
+        }
+        flags.stop.store(true, ordering: .relaxed)
+        await flood
+        }
+        let expected = waves * perWave * perThread + flags.flooded.load(ordering: .relaxed)
+        #expect(await eventually(timeout: .seconds(120)) { applied.load(ordering: .relaxed) == expected && store.inbox.isIdle })
+        #expect(applied.load(ordering: .relaxed) == expected)
+        #expect(outOfOrder.load(ordering: .relaxed) == 0)
+    }
+
+    /// `finishEffects` must not return while an effect's action is queued or being applied, whatever path (lock-free
+    /// claim, queue, hand-off) it took. Effects run as tasks and send from the pool while threads dispatch.
+    @Test func finishEffectsSeesEveryEffectAction() async {
+        for round in 0..<30 {
+            let store = Store(initialState: 0, reducer: { (state: inout Int, action: Int) -> Effect<Int> in
+                state += 1
+                guard action > 0 else { return .none }
+                return .run { send in send(action - 1) }
+            })
+            await onNewThreads(3) { _ in
+                for _ in 0..<200 { store.dispatch(3) }
+            }
+            await store.finishEffects()
+            #expect(store.state == 3 * 200 * 4, "round \(round): finishEffects returned with work left")
+            let idle = store.inbox.isIdle
+            #expect(idle)
+        }
+    }
+
+    struct Parent: Equatable, Sendable {
+        var child = 0
+        var other = 0
+    }
+
+    enum ParentAction: Sendable {
+        case child(Int)
+        case other
+    }
+
+    /// A scope's dispatches and subscriptions go through the parent's inbox; scope subscribers dispatch to the scope
+    /// (nested) and to the parent. Every action is applied once; each subscriber sees values in order.
+    @Test func scopedStoresShareTheParentsInboxUnderThreads() async {
+        let parent = Store(initialState: Parent()) { (state: inout Parent, action: ParentAction) in
+            switch action {
+            case .child(let amount): state.child += amount
+            case .other: state.other += 1
+            }
+        }
+        let child = parent.scope(state: \.child, action: ParentAction.child)
+        let backwards = Atomic<Int>(0)
+        let last = Atomic<Int>(-1)
+        let echoes = Atomic<Int>(0)
+        let token = child.subscribe(\.self) { (value: Int) in
+            if last.exchange(value, ordering: .relaxed) >= value { backwards.add(1, ordering: .relaxed) }
+            if value % 50 == 0, value > 0 {
+                echoes.add(1, ordering: .relaxed)
+                parent.dispatch(.other)
+            }
+        }
+        let threads = 4
+        let perThread = 3_000
+        await onNewThreads(threads) { thread in
+            for _ in 0..<perThread {
+                if thread % 2 == 0 { child.dispatch(1) } else { parent.dispatch(.child(1)) }
+            }
+        }
+        #expect(await eventually(timeout: .seconds(120)) {
+            parent.state.child == threads * perThread && parent.state.other == echoes.load(ordering: .relaxed)
+                && parent.inbox.isIdle
+        })
+        #expect(backwards.load(ordering: .relaxed) == 0)
+        #expect(last.load(ordering: .relaxed) == threads * perThread)
+        withExtendedLifetime(token) {}
+    }
+
+    /// Subscribing (the store's `run` path, claimed lock-free when idle) races dispatches: each new subscriber's
+    /// values only go forward.
+    @Test func subscribingWhileDispatchingSeesEveryLaterState() async {
+        let store = Store(initialState: 0) { (state: inout Int, action: Int) in state += action }
+        let threads = 4
+        let perThread = 400
+        let gaps = Atomic<Int>(0)
+        let tokens = Locked([SubscriptionToken]())
+        await onNewThreads(threads) { thread in
+            for index in 0..<perThread {
+                if thread == 0 && index % 4 == 0 {
+                    let previous = Locked(-1)
+                    let token = store.subscribe(\.self) { (value: Int) in
+                        let gap = previous.withLock { previous in
+                            defer { previous = value }
+                            return value <= previous
+                        }
+                        if gap { gaps.add(1, ordering: .relaxed) }
+                    }
+                    tokens.withLock { $0.append(token) }
+                } else {
+                    store.dispatch(1)
+                }
+            }
+        }
+        #expect(await eventually(timeout: .seconds(120)) { store.inbox.isIdle })
+        #expect(gaps.load(ordering: .relaxed) == 0)
+        tokens.withLock { $0.removeAll() }
+    }
+}
+
+private final class FloodFlags: Sendable {
+    let stop = Atomic<Bool>(false)
+    let flooded = Atomic<Int>(0)
+}
