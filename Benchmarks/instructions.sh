@@ -35,7 +35,7 @@ per_operation() {  # path -> instructions per operation, one decimal
 }
 
 printf '%-36s %12s %12s %8s\n' "path (instructions per operation)" "Statehouse" "floor" "ratio"
-for path in modify dispatch subscribe-cancel store-subscribe scope-read; do
+for path in modify dispatch dispatch-watched subscribe-cancel store-subscribe scope-read; do
     ours=$(per_operation "$path")
     floor=$(per_operation "$path-floor")
     ratio=$(awk -v a="$ours" -v b="$floor" 'BEGIN { printf "×%.2f", a / b }')

@@ -9,6 +9,8 @@ import Statehouse
 enum HotPath: String, CaseIterable {
     case modify, modifyFloor = "modify-floor"
     case dispatch, dispatchFloor = "dispatch-floor"
+    /// A dispatch that changes nothing 100 subscribers on 10 key paths watch: the groups' comparisons.
+    case dispatchWatched = "dispatch-watched", dispatchWatchedFloor = "dispatch-watched-floor"
     case subscribeCancel = "subscribe-cancel", subscribeCancelFloor = "subscribe-cancel-floor"
     case storeSubscribe = "store-subscribe", storeSubscribeFloor = "store-subscribe-floor"
     case scopeRead = "scope-read", scopeReadFloor = "scope-read-floor"
@@ -26,6 +28,15 @@ enum HotPath: String, CaseIterable {
             for index in 0..<count { store.dispatch(index) }
         case .dispatchFloor:
             let store = NaiveStore(initialState: Fields(), reducer: click)
+            for index in 0..<count { store.dispatch(index) }
+        case .dispatchWatched:
+            let store = Store(initialState: Fields(), reducer: click)
+            let tokens = (0..<100).map { store.subscribe(watchedFields[$0 % watchedFields.count]) { sink.total &+= $0 } }
+            for index in 0..<count { store.dispatch(index) }
+            withExtendedLifetime(tokens) {}
+        case .dispatchWatchedFloor:
+            let store = NaiveStore(initialState: Fields(), reducer: click)
+            for index in 0..<100 { _ = store.subscribe(watchedFields[index % watchedFields.count]) { sink.total &+= $0 } }
             for index in 0..<count { store.dispatch(index) }
         case .storeSubscribe:
             // With 100 subscribers already there, as the timed row has.
