@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How a container's subscriptions reach it to leave it, without keeping it alive and without a `weak` reference.
 ///
 /// A weak reference gives the object it points to a side table for good, and from then on every retain and release
@@ -6,10 +8,17 @@
 ///
 /// The pointer is used only under the link's lock, and the container's `deinit` clears it under the same lock before
 /// anything is torn down: a subscription leaving while the container ends either finishes with the container first
-/// (the `deinit` waits for the lock) or finds it gone.
+/// (the `deinit` waits for the lock) or finds it gone. One thread may meet the link twice: the reference a leaving
+/// subscription takes to the container can be the last one, and then the container's `deinit`, and the
+/// cancellations it makes, run on that thread inside the link's lock. ``holder`` says so, and those calls do not
+/// take the lock again.
 @usableFromInline
 final class ContainerLink: Sendable {
-    private let container = Locked<Unmanaged<AnyObject>?>(nil)
+    private let lock = Locked(())
+    /// The container's address; 0 before ``connect(to:)`` and once the container ended. Written under ``lock``.
+    private let address = Atomic<UInt>(0)
+    /// The thread inside ``withContainer(_:)``, 0 when none: only that thread ever finds its own identity here.
+    private let holder = Atomic<UInt>(0)
 
     @usableFromInline
     init() {}
@@ -17,7 +26,8 @@ final class ContainerLink: Sendable {
     /// Points the link at `container`, once, from its initializer (which cannot pass `self` before it made the link).
     @usableFromInline
     func connect(to container: any AnyObject & Sendable) {
-        self.container.withLock { $0 = Unmanaged.passUnretained(container) }
+        let address = UInt(bitPattern: Unmanaged.passUnretained(container as AnyObject).toOpaque())
+        lock.withLock { _ in self.address.store(address, ordering: .releasing) }
     }
 
     /// Runs `body` with the container, unless it ended (then returns `nil`); the container's `deinit` waits until
@@ -27,15 +37,25 @@ final class ContainerLink: Sendable {
     /// on every call (about 1,000 instructions of a subscribe + cancel). What `body` returns is what the caller must
     /// let go outside this lock, a listener's table entry: 24 bytes, stored in the existential without allocating.
     func withContainer(_ body: (AnyObject) -> (any Sendable)?) -> (any Sendable)? {
-        container.withLock { container in
-            guard let container else { return nil }
-            return body(container.takeUnretainedValue())
+        let me = currentThreadIdentity()
+        // Inside this thread's own call: the container ended meanwhile, from its last reference, this thread's.
+        if holder.load(ordering: .relaxed) == me { return nil }
+        return lock.withLock { _ in
+            holder.store(me, ordering: .relaxed)
+            defer { holder.store(0, ordering: .relaxed) }
+            guard let pointer = UnsafeRawPointer(bitPattern: address.load(ordering: .acquiring)) else { return nil }
+            return body(Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue())
         }
     }
 
     /// Called first by the container's `deinit`: no subscription reaches it from now on.
     @usableFromInline
     func containerDidEnd() {
-        container.withLock { $0 = nil }
+        if holder.load(ordering: .relaxed) == currentThreadIdentity() {
+            // This thread holds the lock: its `withContainer` let go of the last reference (see above).
+            address.store(0, ordering: .releasing)
+        } else {
+            lock.withLock { _ in address.store(0, ordering: .releasing) }
+        }
     }
 }

@@ -125,8 +125,17 @@ struct ContainerState<Value: Sendable>: Sendable {
     // MARK: Delivery
 
     /// Hands `round` to the caller to deliver now if nobody is delivering, or queues it for the deliverer.
+    ///
+    /// A change that replaces one queued before it hands the replaced one back, as a superseded round, for the
+    /// caller to let go outside the lock (see ``DeliveryRound/Kind/superseded(_:)``).
     @inlinable
     mutating func startOrQueue(_ round: consuming DeliveryRound<Value>) -> DeliveryRound<Value>? {
-        deliveries.submit(round) { last, new in last.isChange && new.isChange ? new : nil }
+        var superseded: ContiguousArray<Observers.Entry?>?
+        let now = deliveries.submit(round) { last, new in
+            guard case .change(let listeners) = last.kind, new.isChange else { return nil }
+            superseded = listeners
+            return new
+        }
+        return now ?? superseded.map { DeliveryRound(value: value, kind: .superseded($0)) }
     }
 }

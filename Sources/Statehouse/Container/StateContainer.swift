@@ -238,6 +238,8 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// other threads' rounds (see ``WorkQueue``).
     @inlinable
     func deliver(_ round: DeliveryRound<Value>) {
+        // Not this thread's to deliver: it only carried a replaced change out of the lock, and lets it go here.
+        if round.isSuperseded { return }
         let thread = currentThreadIdentity()
         var round = round
         while true {

@@ -11,6 +11,10 @@ struct DeliveryRound<Value: Sendable>: Sendable {
         case changes([ContiguousArray<Entry?>])
         /// The value at subscription time, for the one listener that asked for it.
         case initial(Entry)
+        /// A container's change that a later one replaced in the queue: nobody is told. The thread that queued the
+        /// later change lets it go once it has released the lock, since it may hold the last reference to a removed
+        /// listener, which may hold the last reference to a token of the same container (see `ObserverTable.remove`).
+        case superseded(ContiguousArray<Entry?>)
     }
 
     @usableFromInline let value: Value
@@ -28,6 +32,12 @@ struct DeliveryRound<Value: Sendable>: Sendable {
         if case .change = kind { true } else { false }
     }
 
+    /// Whether this round only carries a superseded change out of the lock, to be let go there.
+    @inlinable
+    var isSuperseded: Bool {
+        if case .superseded = kind { true } else { false }
+    }
+
     @inlinable
     func deliver(on thread: UInt) {
         switch kind {
@@ -39,6 +49,8 @@ struct DeliveryRound<Value: Sendable>: Sendable {
             }
         case .initial(let entry):
             entry.subscription.deliver(on: thread) { entry.body(value) }
+        case .superseded:
+            break
         }
     }
 }
