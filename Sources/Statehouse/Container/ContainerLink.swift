@@ -15,7 +15,7 @@ import Synchronization
 @usableFromInline
 final class ContainerLink: Sendable {
     private let lock = Locked(())
-    /// The container's address; 0 before ``connect(to:)`` and once the container ended. Written under ``lock``.
+    /// The container's address; 0 before ``connect(to:)`` and once the container ended. Cleared under ``lock``.
     private let address = Atomic<UInt>(0)
     /// The thread inside ``withContainer(_:)``, 0 when none: only that thread ever finds its own identity here.
     private let holder = Atomic<UInt>(0)
@@ -24,10 +24,11 @@ final class ContainerLink: Sendable {
     init() {}
 
     /// Points the link at `container`, once, from its initializer (which cannot pass `self` before it made the link).
+    /// No lock: no subscription exists yet, and the one that will gets the link from the container, after this.
     @usableFromInline
     func connect(to container: any AnyObject & Sendable) {
-        let address = UInt(bitPattern: Unmanaged.passUnretained(container as AnyObject).toOpaque())
-        lock.withLock { _ in self.address.store(address, ordering: .releasing) }
+        let pointer = Unmanaged.passUnretained(container as AnyObject).toOpaque()
+        address.store(UInt(bitPattern: pointer), ordering: .releasing)
     }
 
     /// Runs `body` with the container, unless it ended (then returns `nil`); the container's `deinit` waits until

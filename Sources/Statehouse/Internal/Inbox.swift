@@ -42,9 +42,12 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
     /// - Returns: Whether the caller is now the worker, and must do its work, then ``finishIfNothingQueued()``.
     @inlinable @inline(__always)
     func claimIfIdle() -> Bool {
-        activity.compareExchange(
-            expected: 0, desired: Self.working(currentThreadIdentity()), ordering: .acquiringAndReleasing
-        ).exchanged
+        claimIfIdle(as: currentThreadIdentity())
+    }
+
+    @inlinable @inline(__always)
+    func claimIfIdle(as thread: UInt) -> Bool {
+        activity.compareExchange(expected: 0, desired: Self.working(thread), ordering: .acquiringAndReleasing).exchanged
     }
 
     /// Gives the store back if nothing was queued since the caller, the worker, claimed it.
@@ -66,9 +69,7 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
                 let current = activity.load(ordering: .acquiring)
                 if current == 0 {
                     // Nothing is queued when nobody works: the queue is already in its idle state.
-                    guard activity.compareExchange(
-                        expected: 0, desired: Self.working(me), ordering: .acquiringAndReleasing
-                    ).exchanged else { continue }
+                    guard claimIfIdle(as: me) else { continue }
                     return work()
                 }
                 if current & Self.queuedMark == 0 {

@@ -83,6 +83,8 @@ struct StoreState<State: Sendable>: Sendable {
     @inlinable
     mutating func changedGroups() -> DeliveryRound<State>? {
         var changed: [ContiguousArray<Entry?>] = []
+        // Read once: one copy costs less than the state's accessor once per group (116 instructions more per dispatch
+        // with 10 groups, measured).
         let state = self.state
         // Through the buffer: `switch groups[index] { case .some(let group) where … }` borrows a group elsewhere, but
         // here, in a mutating method, the compiler copied every group on every dispatch (a retain and a release of

@@ -9,6 +9,9 @@ import Testing
     /// Written only by the reducer, with no lock of its own: the store's one-worker rule, and the happens-before
     /// between one worker's give-back and the next one's claim, are all that protect it. Under ThreadSanitizer, a
     /// missing acquire/release between workers is reported here.
+    // @unchecked on purpose: this state has no lock, and is safe only if the store runs one reducer at a time, each
+    // worker's writes visible to the next (what the test checks, and ThreadSanitizer with it). The test thread reads
+    // it only after a dispatch of its own has claimed the idle store, which orders it after every earlier worker.
     final class Unguarded: @unchecked Sendable {
         var applied = 0
         var lastPerSource: [Int] = Array(repeating: -1, count: 64)

@@ -13,8 +13,9 @@ import Testing
 @testable import Statehouse
 import StatehouseTestSupport
 
-private final class WeakBox<T: AnyObject>: @unchecked Sendable {
-    weak var object: T?
+/// A weak reference that threads can share: it is never reassigned, and the objects it points to are `Sendable`.
+private final class WeakBox<T: AnyObject & Sendable>: Sendable {
+    weak let object: T?
     init(_ object: T?) { self.object = object }
 }
 
@@ -93,7 +94,7 @@ private final class SpinBarrier: Sendable {
     @Test func containerEndsWhileOtherThreadsCancelItsTokens() async {
         let threads = 4
         let iterations = 3_000
-        struct Round: @unchecked Sendable {
+        struct Round: Sendable {
             var container: StateContainer<Int>?
             var tokens: [SubscriptionToken?]
         }
