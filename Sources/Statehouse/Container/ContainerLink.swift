@@ -11,7 +11,9 @@ import Synchronization
 /// (the `deinit` waits for the lock) or finds it gone. One thread may meet the link twice: the reference a leaving
 /// subscription takes to the container can be the last one, and then the container's `deinit`, and the
 /// cancellations it makes, run on that thread inside the link's lock. ``holder`` says so, and those calls do not
-/// take the lock again.
+/// take the lock again; and the `deinit` leaves its subscriptions' cancellations (which wait for listener calls in
+/// progress, and such a listener may be cancelling another token of the container, so waiting for this lock) until
+/// `withContainer` has unlocked.
 @usableFromInline
 final class ContainerLink: Sendable {
     private let lock = Locked(())
@@ -19,6 +21,11 @@ final class ContainerLink: Sendable {
     private let address = Atomic<UInt>(0)
     /// The thread inside ``withContainer(_:)``, 0 when none: only that thread ever finds its own identity here.
     private let holder = Atomic<UInt>(0)
+    /// The subscriptions of a container that ended inside ``withContainer(_:)``, cancelled once it unlocked (by that
+    /// thread; a later caller finds them taken). `hasCancellationsLeft` spares every `withContainer` of a live
+    /// container the second lock.
+    private let cancellationsLeft = Locked<[Subscription]>([])
+    private let hasCancellationsLeft = Atomic<Bool>(false)
 
     @usableFromInline
     init() {}
@@ -41,22 +48,40 @@ final class ContainerLink: Sendable {
         let me = currentThreadIdentity()
         // Inside this thread's own call: the container ended meanwhile, from its last reference, this thread's.
         if holder.load(ordering: .relaxed) == me { return nil }
-        return lock.withLock { _ in
+        let result = lock.withLock { _ in
             holder.store(me, ordering: .relaxed)
             defer { holder.store(0, ordering: .relaxed) }
             guard let pointer = UnsafeRawPointer(bitPattern: address.load(ordering: .acquiring)) else { return nil }
             return body(Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue())
+        } as (any Sendable)?
+        if hasCancellationsLeft.load(ordering: .relaxed) {
+            let left = cancellationsLeft.withLock { left in
+                defer { left = [] }
+                return left
+            }
+            for subscription in left { subscription.cancel() }
         }
+        return result
     }
 
     /// Called first by the container's `deinit`: no subscription reaches it from now on.
+    /// - Returns: Whether the container ends inside this thread's ``withContainer(_:)``, holding the link's lock: then
+    ///   its subscriptions are cancelled with ``cancelAfterUnlocking(_:)``.
     @usableFromInline
-    func containerDidEnd() {
+    func containerDidEnd() -> Bool {
         if holder.load(ordering: .relaxed) == currentThreadIdentity() {
             // This thread holds the lock: its `withContainer` let go of the last reference (see above).
             address.store(0, ordering: .releasing)
-        } else {
-            lock.withLock { _ in address.store(0, ordering: .releasing) }
+            return true
         }
+        lock.withLock { _ in address.store(0, ordering: .releasing) }
+        return false
+    }
+
+    /// Cancels `subscriptions` once this thread's ``withContainer(_:)`` has unlocked (see the type's comment).
+    @usableFromInline
+    func cancelAfterUnlocking(_ subscriptions: [Subscription]) {
+        cancellationsLeft.withLock { $0 = subscriptions }
+        hasCancellationsLeft.store(true, ordering: .relaxed)
     }
 }

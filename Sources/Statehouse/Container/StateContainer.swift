@@ -67,13 +67,13 @@ public final class StateContainer<Value: Sendable>: Sendable {
     }
 
     deinit {
-        link.containerDidEnd()
+        let endsInsideLink = link.containerDidEnd()
         persistence?.ownerDidEnd()
         let subscriptions = state.withLock { $0.removeAll() }
-        for subscription in subscriptions {
-            subscription.ownerDidEnd()
-            subscription.cancel()
-        }
+        for subscription in subscriptions { subscription.ownerDidEnd() }
+        // Cancelling waits for listener calls in progress, which must not wait for the link's lock meanwhile.
+        if endsInsideLink { return link.cancelAfterUnlocking(subscriptions) }
+        for subscription in subscriptions { subscription.cancel() }
     }
 
     /// The current value. Safe to read from any thread.

@@ -331,18 +331,20 @@ private final class DoneFlag: Sendable {
 }
 
 @Suite struct AttackLinkWindowTests {
-    /// Deterministic form of the window: `detach` takes the container out of the link (a strong reference, +1) and
-    /// waits for the container's lock, held by an `update` on another thread; that thread then lets its reference go,
-    /// so the detaching thread's reference is the last: the container's `deinit` runs on it, inside the link's lock,
-    /// and `containerDidEnd()` takes that lock again.
-    @Test func theDetachingThreadHoldsTheLastReferenceToTheContainer() async {
-        var container: StateContainer<Int>? = StateContainer(0, key: "attack.link.window.\(UUID().uuidString)")
-        let token = container!.observe { _ in }
+    /// Cancels `token` on a thread of its own so that the reference its `detach` takes to `container` through the
+    /// link is the last one: another thread holds the container's lock (without a reference) until the cancelling
+    /// thread has taken its reference, seen in the count, not after a delay; then `beforeRelease` runs, the caller's
+    /// reference goes, and the lock is let go. The container's `deinit` then runs on the cancelling thread, inside
+    /// the link's lock.
+    /// - Returns: Signalled when the cancellation returned (it may not: the caller waits with a deadline).
+    private func cancelTakingTheLastReference(
+        to container: inout StateContainer<Int>?,
+        with token: SubscriptionToken,
+        beforeRelease: () -> Void = {}
+    ) async -> DispatchSemaphore {
         let unretained = Unmanaged.passUnretained(container!)
-        let weakContainer = WeakBox(container)
         let entered = DispatchSemaphore(value: 0)
         let proceed = DispatchSemaphore(value: 0)
-        // Another thread holds the container's lock without holding a reference (as the last of its work on it).
         let holding = Task {
             await offThePool {
                 unretained._withUnsafeGuaranteedRef { container in
@@ -358,16 +360,54 @@ private final class DoneFlag: Sendable {
             unretained._withUnsafeGuaranteedRef { _getRetainCount($0) }
         }
         let baseline = await offThePool { count() }
-        let cancelling = Task { await offThePool { token.cancel() } }
-        // The detaching thread has taken its reference and waits for the lock: seen in the count, not a delay.
-        let taken = await offThePool {
-            attackSpin(timeout: .seconds(60)) { count() > baseline }
+        let cancelled = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            token.cancel()
+            cancelled.signal()
         }
-        #expect(taken)
-        container = nil  // the detaching thread's reference is the last now
+        #expect(await offThePool { attackSpin(timeout: .seconds(60)) { count() > baseline } })
+        beforeRelease()
+        container = nil  // the cancelling thread's reference is the last now
         proceed.signal()
         await holding.value
-        await cancelling.value
+        return cancelled
+    }
+
+    /// The container's `deinit` ran inside the link's lock, and `containerDidEnd()` took that lock again.
+    @Test func theDetachingThreadHoldsTheLastReferenceToTheContainer() async {
+        var container: StateContainer<Int>? = StateContainer(0, key: "attack.link.window.\(UUID().uuidString)")
+        let token = container!.observe { _ in }
+        let weakContainer = WeakBox(container)
+        let cancelled = await cancelTakingTheLastReference(to: &container, with: token)
+        #expect(await attackWait(for: cancelled, seconds: 15))
         #expect(weakContainer.object == nil)
+    }
+
+    /// Found by a third review: the `deinit` running inside the link's lock cancelled its subscriptions there,
+    /// waiting for a queued listener's call in progress; that listener cancels another token of the same container,
+    /// which waits for the link's lock: neither wait ended (2 of 2 runs before the fix).
+    @Test func deinitInsideTheLinkWaitsForAListenerThatCancelsAnotherToken() async {
+        var container: StateContainer<Int>? = StateContainer(0, key: "attack.link.window.q.\(UUID().uuidString)")
+        let tokenT = container!.observe { _ in }
+        let tokenU = Locked<SubscriptionToken?>(container!.observe { _ in })
+        let inListener = DispatchSemaphore(value: 0)
+        let listenerGo = DispatchSemaphore(value: 0)
+        let listenerDone = DispatchSemaphore(value: 0)
+        let tokenS = container!.observe(on: .queue(DispatchQueue(label: "attack.link.window.q"))) { value in
+            guard value == 1 else { return }
+            inListener.signal()
+            listenerGo.wait()
+            tokenU.withLock { $0 }?.cancel()
+            listenerDone.signal()
+        }
+        container!.modify(1)
+        #expect(await attackWait(for: inListener))
+        // Once the cancelling thread holds the link's lock, the listener goes on to cancel U.
+        let cancelled = await cancelTakingTheLastReference(to: &container, with: tokenT) { listenerGo.signal() }
+        let finished = await attackWait(for: cancelled, seconds: 15)
+        #expect(finished, "the cancelling thread (running the container's deinit) never returned")
+        let listenerFinished = await attackWait(for: listenerDone, seconds: 5)
+        #expect(listenerFinished, "the listener's cancel of another token never returned")
+        withExtendedLifetime(tokenS) {}
     }
 }
