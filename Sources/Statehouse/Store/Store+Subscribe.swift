@@ -26,10 +26,7 @@ extension Store {
         on delivery: Delivery = .synchronous,
         _ listener: @escaping @Sendable (Value) -> Void
     ) -> SubscriptionToken {
-        subscribe(
-            sharing: SelectionKey(keyPath), initial: initial, on: delivery,
-            select: { $0[keyPath: keyPath] }, isDuplicate: ==, listener
-        )
+        subscribe(.keyPath(keyPath), initial: initial, on: delivery, isDuplicate: ==, listener)
     }
 
     /// Calls `listener` with what `select` picks from the state now, and again each time it changes.
@@ -58,7 +55,7 @@ extension Store {
         on delivery: Delivery = .synchronous,
         _ listener: @escaping @Sendable (Value) -> Void
     ) -> SubscriptionToken {
-        subscribe(sharing: nil, initial: initial, on: delivery, select: select, isDuplicate: isDuplicate, listener)
+        subscribe(.function(select), initial: initial, on: delivery, isDuplicate: isDuplicate, listener)
     }
 
     /// Calls `listener` with the whole state now, and after every dispatch that changed it.
@@ -84,10 +81,9 @@ extension Store {
 
     @inlinable
     func subscribe<Value: Sendable>(
-        sharing key: SelectionKey?,
+        _ selector: StateSelector<State, Value>,
         initial: Bool,
         on delivery: Delivery,
-        select: @escaping @Sendable (State) -> Value,
         isDuplicate: @escaping @Sendable (Value, Value) -> Bool,
         _ listener: @escaping @Sendable (Value) -> Void
     ) -> SubscriptionToken {
@@ -97,9 +93,10 @@ extension Store {
         // the store strongly, as the subscription does (a weak capture would cost the store its fast reference
         // counting; see `StoreSubscription`): queued work is done, and let go, by the store's processor.
         let register: @Sendable () -> Void = {
+            let key = selector.sharingKey
             let round = self.register { core in
                 core.add(subscription, sharing: key) { state in
-                    .selecting(select, from: state, key: key, isDuplicate: isDuplicate)
+                    .selecting(selector.read, from: state, key: key, isDuplicate: isDuplicate)
                 } makeBody: { selection in
                     // The listener delivers the selection its group made when it compared (see `LastSelection`):
                     // each change is selected once per group.

@@ -86,22 +86,11 @@ struct StoreState<State: Sendable>: Sendable {
         // Read once: one copy costs less than the state's accessor once per group (116 instructions more per dispatch
         // with 10 groups, measured).
         let state = self.state
-        // Through the buffer: `switch groups[index] { case .some(let group) where … }` borrows a group elsewhere, but
-        // here, in a mutating method, the compiler copied every group on every dispatch (a retain and a release of
-        // its closure, selection, key and table; about 170 instructions per group).
-        groups.withUnsafeBufferPointer { groups in
-            for index in groups.indices where groups[index]?.subscribers.isEmpty == false {
-                if groups[index].unsafelyUnwrapped.refresh(state) {
-                    changed.append(groups[index].unsafelyUnwrapped.subscribers.entries)
-                }
-            }
+        for case let group? in groups where !group.subscribers.isEmpty && group.refresh(state) {
+            changed.append(group.subscribers.entries)
         }
         return changed.isEmpty ? nil : DeliveryRound(value: state, kind: .changes(changed))
     }
-
-    // Groups are read with `switch … case .some(let group) where …`, which borrows the group in place: `if let` and
-    // `guard let` copy it, retaining its closure, selection, key and table (four copies per subscribe + cancel cost
-    // about 1,100 instructions). See `notifyListeners`.
 
     /// Adds the listener `makeBody` makes for `subscription` to the group shared under `key`, or to a new group
     /// made by `makeGroup`; returns the round that gives the subscriber the current selection, or `nil` if it was
@@ -121,12 +110,9 @@ struct StoreState<State: Sendable>: Sendable {
         if let key, let shared = keyedGroup(for: key) {
             groupIndex = shared
             // An empty group was not refreshed while empty: bring its last selection up to date first.
-            switch groups[shared] {
-            case .some(let group) where group.subscribers.isEmpty:
+            if let group = groups[shared], group.subscribers.isEmpty {
                 _ = group.refresh(state)
                 emptyKeyedGroups -= 1
-            default:
-                break
             }
         } else {
             groupIndex = freeGroups.popLast() ?? groups.count
@@ -140,17 +126,11 @@ struct StoreState<State: Sendable>: Sendable {
                 recentKeyPaths.remember(key.keyPath, group: groupIndex)
             }
         }
-        let selection: any AnyObject & Sendable
-        let slot: Int
-        switch groups[groupIndex] {
-        case .some(let group) where true:
-            (selection, slot) = (group.selection, group.subscribers.nextSlot)
-        default:
-            return nil
-        }
-        let entry = Entry(subscription: subscription, body: makeBody(selection))
+        guard let group = groups[groupIndex] else { return nil }
+        let slot = group.subscribers.nextSlot
+        let entry = Entry(subscription: subscription, body: makeBody(group.selection))
         subscription.setLocation(group: groupIndex, slot: slot)
-        groups[groupIndex]?.subscribers.insert(entry, at: slot)
+        group.subscribers.insert(entry, at: slot)
         subscriberCount += 1
         return DeliveryRound(value: state, kind: .initial(entry))
     }
@@ -178,29 +158,26 @@ struct StoreState<State: Sendable>: Sendable {
     @inlinable
     mutating func remove(_ subscription: StoreSubscriptionBase) -> Removal? {
         guard let (groupIndex, slot) = subscription.location, groupIndex < groups.count,
-            let entry = groups[groupIndex]?.subscribers.remove(subscription, at: slot)
+            let group = groups[groupIndex], let entry = group.subscribers.remove(subscription, at: slot)
         else { return nil }
         subscriberCount -= 1
-        /// The selection of a group of its own, which goes with its only subscriber: the subscriber's closures.
-        var ownSelection: Group.Refresh?
-        switch groups[groupIndex] {
-        case .some(let group) where group.subscribers.isEmpty && group.key == nil:
-            ownSelection = group.refresh
-        case .some(let group) where group.subscribers.isEmpty:
-            emptyKeyedGroups += 1
-        default:
-            break
-        }
-        if ownSelection != nil {
-            groups[groupIndex] = nil
-            freeGroups.append(groupIndex)
+        /// A group of its own goes with its only subscriber, and with it the subscriber's closures.
+        var ownGroup: Group?
+        if group.subscribers.isEmpty {
+            if group.key == nil {
+                ownGroup = group
+                groups[groupIndex] = nil
+                freeGroups.append(groupIndex)
+            } else {
+                emptyKeyedGroups += 1
+            }
         }
         if subscriberCount == 0, groups.count > 64 {
             dropAllGroups()
         } else if emptyKeyedGroups > max(16, groupsByKey.count - emptyKeyedGroups) {
             dropEmptyKeyedGroups()
         }
-        return Removal(entry: entry, ownSelection: ownSelection, wasLast: subscriberCount == 0)
+        return Removal(entry: entry, ownGroup: ownGroup, wasLast: subscriberCount == 0)
     }
 
     /// What ``remove(_:)`` took out of the groups, to be let go outside the lock, and whether the store has no
@@ -208,13 +185,13 @@ struct StoreState<State: Sendable>: Sendable {
     @usableFromInline
     struct Removal: Sendable {
         @usableFromInline let entry: Entry
-        @usableFromInline let ownSelection: Group.Refresh?
+        @usableFromInline let ownGroup: Group?
         @usableFromInline let wasLast: Bool
 
         @inlinable
-        init(entry: Entry, ownSelection: Group.Refresh?, wasLast: Bool) {
+        init(entry: Entry, ownGroup: Group?, wasLast: Bool) {
             self.entry = entry
-            self.ownSelection = ownSelection
+            self.ownGroup = ownGroup
             self.wasLast = wasLast
         }
     }
