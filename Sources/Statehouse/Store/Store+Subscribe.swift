@@ -89,10 +89,11 @@ extension Store {
     ) -> SubscriptionToken {
         let queue = delivery.serialQueue(label: "Store")
         let subscription = StoreSubscription(store: self, queued: queue != nil)
-        // Registering is queued like an action, so that the first value comes before any later change. It holds
-        // the store strongly, as the subscription does (a weak capture would cost the store its fast reference
-        // counting; see `StoreSubscription`): queued work is done, and let go, by the store's processor.
-        let register: @Sendable () -> Void = {
+        // Registering is queued like an action, so that the first value comes before any later change; an idle
+        // store does it at once, without making it a closure (`runIfIdle`). Queued, it holds the store strongly, as
+        // the subscription does (a weak capture would cost the store its fast reference counting; see
+        // `StoreSubscription`): queued work is done, and let go, by the store's processor.
+        @Sendable func register() {
             let key = selector.sharingKey
             let round = self.register { core in
                 core.add(subscription, sharing: key) { state in
@@ -108,9 +109,10 @@ extension Store {
                     }
                 }
             }
-            if initial, let round { round.deliver(on: currentThreadIdentity()) }
+            // Not `if let round`: that copied the round (a retain and a release of each of its references).
+            if initial { round?.deliver(on: currentThreadIdentity()) }
         }
-        run(register)
+        if !runIfIdle(register) { run(register) }
         return SubscriptionToken(subscription)
     }
 }

@@ -196,6 +196,17 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         processQueued()
     }
 
+    /// Runs `body` now, then what is queued meanwhile, if the store is idle; returns `false`, doing nothing, if it is
+    /// busy or serialized. For work that is usually done at once: a caller's local function becomes an escaping
+    /// closure, an allocation, only where it is passed to ``run(_:)`` when this fails.
+    @inlinable
+    func runIfIdle(_ body: () -> Void) -> Bool {
+        guard serializer == nil, inbox.claimIfIdle() else { return false }
+        body()
+        processQueued()
+        return true
+    }
+
     /// The processor's loop: `work`, then what is queued, until nothing is left or this caller did its share.
     @inlinable @inline(__always)
     func process(_ work: StoreWork<State, Action>) {
