@@ -26,9 +26,17 @@ final class ContainerLink: Sendable {
     /// container the second lock.
     private let cancellationsLeft = Locked<[Subscription]>([])
     private let hasCancellationsLeft = Atomic<Bool>(false)
+    /// The thread running the container's ``StateContainer/update(_:)`` body, 0 when none. Kept here, not in the
+    /// container, so that a subscription leaving can check it before it waits for ``lock``: the thread holding the
+    /// lock may be waiting for the container's lock, which that body holds.
+    @usableFromInline let updatingThread = Atomic<UInt>(0)
+    /// The container's key, for the message of ``refuseUseInsideUpdate()``.
+    private let key: String
 
     @usableFromInline
-    init() {}
+    init(key: String) {
+        self.key = key
+    }
 
     /// Points the link at `container`, once, from its initializer (which cannot pass `self` before it made the link).
     /// No lock: no subscription exists yet, and the one that will gets the link from the container, after this.
@@ -48,6 +56,8 @@ final class ContainerLink: Sendable {
         let me = currentThreadIdentity()
         // Inside this thread's own call: the container ended meanwhile, from its last reference, this thread's.
         if holder.load(ordering: .relaxed) == me { return nil }
+        // Inside the container's `update` body, the lock may be held by a thread waiting for that body to end.
+        if updatingThread.load(ordering: .relaxed) == me { stopForUseInsideUpdate() }
         let result = lock.withLock { _ in
             holder.store(me, ordering: .relaxed)
             defer { holder.store(0, ordering: .relaxed) }
@@ -83,5 +93,21 @@ final class ContainerLink: Sendable {
     func cancelAfterUnlocking(_ subscriptions: [Subscription]) {
         cancellationsLeft.withLock { $0 = subscriptions }
         hasCancellationsLeft.store(true, ordering: .relaxed)
+    }
+
+    /// Stops the process with a message if this thread is inside the container's `update` body, which holds the
+    /// container's lock: what it would wait for (that lock, or this link's, whose holder may be waiting for that
+    /// one) never comes.
+    @usableFromInline
+    func refuseUseInsideUpdate() {
+        if updatingThread.load(ordering: .relaxed) == currentThreadIdentity() { stopForUseInsideUpdate() }
+    }
+
+    private func stopForUseInsideUpdate() -> Never {
+        preconditionFailure(
+            "Statehouse: the update body of the container \(String(reflecting: key)) used that same container. "
+                + "The body runs with the container locked: change the value through the body's inout argument, "
+                + "and read anything else it needs before calling update."
+        )
     }
 }

@@ -36,12 +36,11 @@ public final class StateContainer<Value: Sendable>: Sendable {
         @Sendable (StateContainer<Value>, ContainerSubscription<Value>) -> (any Sendable)?
     /// For a persisted container: what writes its value to its storage.
     @usableFromInline let persistence: (any Persisting<Value>)?
-    /// The thread running an ``update(_:)`` body, 0 when none: a thread that finds the lock taken checks it, to
-    /// stop a body that uses its own container with a message instead of a deadlock.
-    @usableFromInline let updatingThread = Atomic<UInt>(0)
     /// What subscriptions hold to leave the container: they must not keep it alive, and a `weak` reference to it
-    /// would slow down every retain of it (see ``ContainerLink``).
-    @usableFromInline let link = ContainerLink()
+    /// would slow down every retain of it (see ``ContainerLink``). It also marks the thread running an
+    /// ``update(_:)`` body: a thread that finds a lock taken checks it, to stop a body that uses its own container
+    /// with a message instead of a deadlock.
+    @usableFromInline let link: ContainerLink
 
     /// Creates a container holding `initialValue`, identified by `key`.
     ///
@@ -57,6 +56,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     @inlinable
     init(_ initialValue: Value, key: String, persistence: (any Persisting<Value>)?) {
         self.key = key
+        self.link = ContainerLink(key: key)
         self.state = Locked(ContainerState(value: initialValue))
         self.keyRegistration = KeyRegistry.shared.register(key)
         self.persistence = persistence
@@ -204,8 +204,8 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// Runs `body`, an `update` body's call under the lock, marking this thread as the one inside it.
     @inlinable
     func whileUpdating<Result>(_ body: () -> Result) -> Result {
-        updatingThread.store(currentThreadIdentity(), ordering: .relaxed)
-        defer { updatingThread.store(0, ordering: .relaxed) }
+        link.updatingThread.store(currentThreadIdentity(), ordering: .relaxed)
+        defer { link.updatingThread.store(0, ordering: .relaxed) }
         return body()
     }
 
@@ -215,13 +215,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// - Parameter bodiesOfItsOwn: The bodies this thread counted that hold no lock yet (its own `update`'s).
     @usableFromInline
     func refuseWaitThatCannotEnd(bodiesOfItsOwn: Int) -> Bool {
-        guard updatingThread.load(ordering: .relaxed) != currentThreadIdentity() else {
-            preconditionFailure(
-                "Statehouse: the update body of the container \(String(reflecting: key)) used that same container. "
-                    + "The body runs with the container locked: change the value through the body's inout argument, "
-                    + "and read anything else it needs before calling update."
-            )
-        }
+        link.refuseUseInsideUpdate()
         return CrossedUpdates.willWait(for: self, bodiesOfItsOwn: bodiesOfItsOwn)
     }
 
@@ -280,6 +274,6 @@ public func ~> <Value>(container: StateContainer<Value>, newValue: Value) {
 }
 
 extension StateContainer: UpdatingContainer {
-    var threadInsideUpdate: UInt { updatingThread.load(ordering: .relaxed) }
+    var threadInsideUpdate: UInt { link.updatingThread.load(ordering: .relaxed) }
     var keyDescription: String { String(reflecting: key) }
 }

@@ -26,6 +26,34 @@ struct UpdateBodyMisuseTests {
         #expect(message.contains("change the value through the body's inout argument"))
     }
 
+    // Found by the review of session 14, by reasoning: a thread cancelling a token of a container takes the
+    // container's link, then waits there for the container's lock, which an `update` body holds. That body then let
+    // go of another token of the same container and waited for the link: a circle of two threads, which Linux's
+    // futex lock ends with "Recursive call to lock Mutex" (seen before the fix), where a body that uses its own
+    // container stops with a message naming it. Whichever thread reaches the link first, the message comes.
+    @Test func aTokenReleasedInsideItsContainersUpdateStopsWithTheMessageWhileAnotherThreadCancels() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let container = StateContainer(0, key: "misuse.link")
+            let cancelledOutside = container.observe { _ in }
+            let releasedInside = Mutex<SubscriptionToken?>(container.observe { _ in })
+            let bodyStarted = Atomic(false)
+            Thread.detachNewThread {
+                container.update { _ in
+                    bodyStarted.store(true, ordering: .sequentiallyConsistent)
+                    // Not a signal: it widens the window in which the other thread holds the link and waits for
+                    // this lock (the hang before the fix). The message comes either way.
+                    usleep(200_000)
+                    _ = releasedInside.withLock { $0.take() }
+                }
+            }
+            while !bodyStarted.load(ordering: .sequentiallyConsistent) { sched_yield() }
+            cancelledOutside.cancel()
+            sleep(60)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("the update body of the container \"misuse.link\" used that same container"))
+    }
+
     @Test func otherThreadsWaitingForTheLockAreNotMistakenForMisuse() async {
         let count = StateContainer(0, key: "misuse.contended")
         await withTaskGroup(of: Void.self) { group in
