@@ -207,6 +207,22 @@ private struct SGChild: Equatable, Sendable {
     var name = ""
 }
 
+/// A store whose subscriber of `holds` blocks on the processor when called (a `.hold` dispatch) until `release` is
+/// signalled: busy without holding the state lock (a reducer that blocked would hold it, and `cancel()` rightly
+/// waits for it).
+private func storeWithABlockingSubscriber() -> (
+    store: Store<SGTally, SGToggle>, blocker: SubscriptionToken, entered: DispatchSemaphore, release: DispatchSemaphore
+) {
+    let entered = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let store = Store(initialState: SGTally(), reducer: tallyReducer)
+    let blocker = store.subscribe(\.holds, initial: false) { _ in
+        entered.signal()
+        release.wait()
+    }
+    return (store, blocker, entered, release)
+}
+
 private func tallyReducer(_ state: inout SGTally, _ action: SGToggle) {
     if action == .hold { state.holds += 1 }
     switch action {
@@ -687,15 +703,7 @@ struct AttackSelectionGroupTests {
 
     @Test func aSubscriberOfAStoreBusyOnAnotherThreadHearsTheStateAfterTheBusyActionFirstAndOnce() async {
         for delivery in [Delivery.synchronous, .queue(DispatchQueue(label: "attack.selection.queue"))] {
-            let entered = DispatchSemaphore(value: 0)
-            let release = DispatchSemaphore(value: 0)
-            // Busy without holding the state lock: a subscriber blocks on the processor (a reducer blocking would
-            // hold the lock, and cancel() rightly waits for it).
-            let store = Store(initialState: SGTally(), reducer: tallyReducer)
-            let blocker = store.subscribe(\.holds, initial: false) { _ in
-                entered.signal()
-                release.wait()
-            }
+            let (store, blocker, entered, release) = storeWithABlockingSubscriber()
             defer { blocker.cancel() }
             let heard = SGHeard<Int>()
             let heardOwn = SGHeard<Int>()
@@ -801,15 +809,7 @@ struct AttackSelectionGroupTests {
     // MARK: runIfIdle through a scoped store
 
     @Test func scopedSubscribersAddedFromEveryPlaceHearTheirFirstValueOnceThenEachChange() async {
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        // Busy without holding the state lock: a subscriber blocks on the processor (a reducer blocking would
-        // hold the lock, and cancel() rightly waits for it).
-        let store = Store(initialState: SGTally(), reducer: tallyReducer)
-        let blocker = store.subscribe(\.holds, initial: false) { _ in
-            entered.signal()
-            release.wait()
-        }
+        let (store, blocker, entered, release) = storeWithABlockingSubscriber()
         defer { blocker.cancel() }
         let child = store.scope(state: \.child, action: { (action: SGToggle) in action })
         let idle = SGHeard<Int>()
