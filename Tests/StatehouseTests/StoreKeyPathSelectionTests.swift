@@ -123,6 +123,38 @@ struct StoreKeyPathSelectionTests {
         tokens.forEach { $0.cancel() }
     }
 
+    /// A scoped store reads its part with the same read: through its parent while nobody subscribes to it, and from
+    /// its own copy, picked from each new state of the parent, once somebody does.
+    @Test func scopedStoresOfEveryShapeShowTheirPartWhetherTheyFollowOrNot() {
+        let store = Store(initialState: Rich()) { (state: inout Rich, seed: Int) in state.step(seed) }
+        var checks: [() -> Void] = []
+        var tokens: [SubscriptionToken] = []
+        func watch<Part: Equatable & Sendable>(_ keyPath: any KeyPath<Rich, Part> & Sendable) {
+            for following in [false, true] {
+                // A line of its own each: a scoped store is shared by the calls from one place with one key path.
+                let child = store.scope(state: keyPath, action: { (seed: Int) in seed }, line: following ? 1 : 2)
+                if following { tokens.append(child.subscribe { (_: Part) in }) }
+                checks.append { #expect(child.state == store.state[keyPath: keyPath], "\(keyPath), \(following)") }
+            }
+        }
+        watch(\.count)
+        watch(\.name)
+        watch(\.items)
+        watch(\.inner)
+        watch(\.inner.label)
+        watch(\.pair.1)
+        watch(\.box)
+        watch(\.maybe)
+        watch(\.doubled)
+        watch(\.maybe?.label)
+        watch(\.box.number)
+        for seed in 0..<300 {
+            store.dispatch(seed)
+            checks.forEach { $0() }
+        }
+        tokens.forEach { $0.cancel() }
+    }
+
     /// A selected object is retained by what keeps it (the state, the group's last selection) and released when
     /// they let it go: a copy by offset that failed to retain would free it early (a crash here, or a report under
     /// the sanitizers), one that retained twice would keep it forever.

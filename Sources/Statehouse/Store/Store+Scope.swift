@@ -33,20 +33,26 @@ extension Store {
         line: UInt = #line,
         column: UInt = #column
     ) -> Store<ChildState, ChildAction> {
-        // The scoped store's `state` calls `read` on every read (it reads through this store, following or not):
-        // made here, it is specialized for the caller's types. Made in the generic code below, it cost ×8 a read of
-        // this store's state (130 ns against 16 ns for a scope reading its own copy).
+        // The scoped store's `state` calls `read` on every read (it reads through this store, following or not), and
+        // a following one `extract`s its part at each change of this store: made here, they are specialized for the
+        // caller's types (made in the generic code below, a read cost ×8 a read of this store's state), and read
+        // the part by offset when they can (see `StateSelector.read`). Made only for a new scoped store.
         scope(
-            state: toChildState, read: { [self] in state[keyPath: toChildState] }, action: toAction,
-            fileID: fileID, line: line, column: column
+            state: toChildState,
+            access: {
+                let part = StateSelector.keyPath(toChildState).read
+                return (read: { [self] in reading(part) }, extract: part)
+            },
+            action: toAction, fileID: fileID, line: line, column: column
         )
     }
 
-    /// ``scope(state:action:fileID:line:column:)`` with `read`, which reads the scoped store's part through this store.
+    /// ``scope(state:action:fileID:line:column:)`` with `access`, which makes how the scoped store reads its part
+    /// through this store (`read`) and picks it from a state of this store (`extract`).
     @usableFromInline
     func scope<ChildState: Sendable, ChildAction: Sendable>(
         state toChildState: any KeyPath<State, ChildState> & Sendable,
-        read: @escaping @Sendable () -> ChildState,
+        access: () -> (read: @Sendable () -> ChildState, extract: @Sendable (State) -> ChildState),
         action toAction: @escaping @Sendable (ChildAction) -> Action,
         fileID: StaticString,
         line: UInt,
@@ -59,10 +65,11 @@ extension Store {
         if let made = followers.madeScope(for: key) {
             return unsafeDowncast(made, to: Store<ChildState, ChildAction>.self)
         }
+        let (read, extract) = access()
         let child: Store<ChildState, ChildAction> = makeScope(
             pinned: false,
             read: read,
-            extract: { $0[keyPath: toChildState] },
+            extract: { extract($0) },
             action: toAction
         )
         return unsafeDowncast(followers.recordScope(child, for: key), to: Store<ChildState, ChildAction>.self)

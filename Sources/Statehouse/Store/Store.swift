@@ -145,13 +145,20 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// A scoped store reads it through its parent (see <doc:TheStore>).
     @inlinable
     public var state: State {
+        reading { $0 }
+    }
+
+    /// What `part` picks from the current state, read as ``state`` reads it (and, for Observation, a read of it), but
+    /// under the lock, without copying the rest of the state: how a scoped store reads its part through this one.
+    @inlinable
+    func reading<Part: Sendable>(_ part: (State) -> Part) -> Part {
         observation.accessed()
-        guard let upstream else { return core.withLock { $0.state } }
+        guard let upstream else { return core.withLock { part($0.state) } }
         // A following scope's copy lags its parent between the parent's change and the follow: a read that used the
         // copy once the scope follows, and the parent before, could go backwards. Only an `ifLet` scope, which must
         // show the last non-`nil` part, and follows from the start to its end, reads its copy.
-        guard upstream.isPinned else { return upstream.read() }
-        return core.withLock { $0.followedState } ?? upstream.read()
+        guard upstream.isPinned else { return part(upstream.read()) }
+        return core.withLock { $0.followedState.map(part) } ?? part(upstream.read())
     }
 
     /// Sends `action` to the reducer, through the middleware.
