@@ -92,7 +92,9 @@ struct StoreKeyPathSelectionTests {
     }
 
     /// Subscribers of each shape hear exactly the changes of what they select, with the value the key path reads.
-    @Test func subscribersOfEveryShapeHearEachChangeOfTheirSelection() {
+    /// Scoped stores read their part with the same read: through their parent while nobody subscribes to them, and
+    /// from their own copy, picked from each new state of the parent, once somebody does.
+    @Test func subscribersAndScopedStoresOfEveryShapeSeeTheirSelection() {
         let store = Store(initialState: Rich()) { (state: inout Rich, seed: Int) in state.step(seed) }
         var checks: [() -> Void] = []
         var tokens: [SubscriptionToken] = []
@@ -105,35 +107,10 @@ struct StoreKeyPathSelectionTests {
                 if now != expected.last { expected.append(now) }
                 #expect(heard.elements == expected, "\(keyPath)")
             }
-        }
-        watch(\.count)
-        watch(\.name)
-        watch(\.items)
-        watch(\.inner.label)
-        watch(\.pair.1)
-        watch(\.box)
-        watch(\.maybe)
-        watch(\.doubled)
-        watch(\.maybe?.label)
-        watch(\.box.number)
-        for seed in 0..<300 {
-            store.dispatch(seed)
-            checks.forEach { $0() }
-        }
-        tokens.forEach { $0.cancel() }
-    }
-
-    /// A scoped store reads its part with the same read: through its parent while nobody subscribes to it, and from
-    /// its own copy, picked from each new state of the parent, once somebody does.
-    @Test func scopedStoresOfEveryShapeShowTheirPartWhetherTheyFollowOrNot() {
-        let store = Store(initialState: Rich()) { (state: inout Rich, seed: Int) in state.step(seed) }
-        var checks: [() -> Void] = []
-        var tokens: [SubscriptionToken] = []
-        func watch<Part: Equatable & Sendable>(_ keyPath: any KeyPath<Rich, Part> & Sendable) {
             for following in [false, true] {
                 // A line of its own each: a scoped store is shared by the calls from one place with one key path.
                 let child = store.scope(state: keyPath, action: { (seed: Int) in seed }, line: following ? 1 : 2)
-                if following { tokens.append(child.subscribe { (_: Part) in }) }
+                if following { tokens.append(child.subscribe { (_: Value) in }) }
                 checks.append { #expect(child.state == store.state[keyPath: keyPath], "\(keyPath), \(following)") }
             }
         }
