@@ -35,13 +35,17 @@ extension Store {
     ) -> Store<ChildState, ChildAction> {
         // The scoped store's `state` calls `read` on every read (it reads through this store, following or not), and
         // a following one `extract`s its part at each change of this store: made here, they are specialized for the
-        // caller's types (made in the generic code below, a read cost ×8 a read of this store's state), and read
-        // the part by offset when they can (see `StateSelector.read`). Made only for a new scoped store.
+        // caller's types (made in the generic code below, a read cost ×8 a read of this store's state). A part that
+        // can be loaded by offset is read under this store's lock, without copying the rest of the state; any other
+        // key path may run a getter, which may read stores itself, so it is applied to a copy, outside the lock.
+        // Made only for a new scoped store.
         scope(
             state: toChildState,
             access: {
-                let part = StateSelector.keyPath(toChildState).read
-                return (read: { [self] in reading(part) }, extract: part)
+                guard let load = StateSelector.load(toChildState) else {
+                    return (read: { [self] in state[keyPath: toChildState] }, extract: { $0[keyPath: toChildState] })
+                }
+                return (read: { [self] in reading(load) }, extract: load)
             },
             action: toAction, fileID: fileID, line: line, column: column
         )

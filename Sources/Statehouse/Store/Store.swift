@@ -149,7 +149,8 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     }
 
     /// What `part` picks from the current state, read as ``state`` reads it (and, for Observation, a read of it), but
-    /// under the lock, without copying the rest of the state: how a scoped store reads its part through this one.
+    /// under the lock, without copying the rest of the state: how a scoped store reads a part it can load by offset
+    /// through this one. `part` must run no code of the caller's (a getter could read this store, under its lock).
     @inlinable
     func reading<Part: Sendable>(_ part: (State) -> Part) -> Part {
         observation.accessed()
