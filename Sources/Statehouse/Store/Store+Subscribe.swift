@@ -7,7 +7,10 @@ extension Store {
     /// let token = store.subscribe(\.count) { count in label.text = "\(count)" }
     /// ```
     ///
-    /// Subscribers of the same key path share one comparison per dispatch, however many they are.
+    /// Subscribers of the same key path share one comparison per dispatch, however many they are. A key path to a
+    /// stored property is read by its offset; a computed property's getter runs, as `select` does in
+    /// ``subscribe(select:isDuplicate:initial:on:_:)``, with the store's state locked: it must not read this store
+    /// or its scoped stores.
     ///
     /// - Parameters:
     ///   - keyPath: What to select. A key-path literal is `Sendable`.
