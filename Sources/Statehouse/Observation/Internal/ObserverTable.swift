@@ -60,7 +60,13 @@ struct ObserverTable<Value> {
     /// - Complexity: O(1) amortized.
     @inlinable
     mutating func remove(_ subscription: Subscription, at slot: Int) -> Entry? {
-        guard slot < entries.count, entries[slot]?.subscription === subscription else { return nil }
+        guard slot < entries.count else { return nil }
+        // Borrowed in place (see `notifyListeners`): `entries[slot]?.subscription` copied the entry, a retain and a
+        // release of its subscription and of its listener's context.
+        switch entries[slot] {
+        case .some(let entry) where entry.subscription === subscription: break
+        default: return nil
+        }
         let removed = entries[slot].take()
         count -= 1
         if count == 0 && entries.count > 64 {
