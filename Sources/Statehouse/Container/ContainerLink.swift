@@ -30,7 +30,7 @@ final class ContainerLink: Sendable {
     /// container, so that a subscription leaving can check it before it waits for ``lock``: the thread holding the
     /// lock may be waiting for the container's lock, which that body holds.
     @usableFromInline let updatingThread = Atomic<UInt>(0)
-    /// The container's key, for the message of ``refuseUseInsideUpdate()``.
+    /// The container's key, for the message of ``refuseUseInsideUpdate(on:)``.
     private let key: String
 
     @usableFromInline
@@ -57,7 +57,7 @@ final class ContainerLink: Sendable {
         // Inside this thread's own call: the container ended meanwhile, from its last reference, this thread's.
         if holder.load(ordering: .relaxed) == me { return nil }
         // Inside the container's `update` body, the lock may be held by a thread waiting for that body to end.
-        if updatingThread.load(ordering: .relaxed) == me { stopForUseInsideUpdate() }
+        refuseUseInsideUpdate(on: me)
         let result = lock.withLock { _ in
             holder.store(me, ordering: .relaxed)
             defer { holder.store(0, ordering: .relaxed) }
@@ -98,12 +98,10 @@ final class ContainerLink: Sendable {
     /// Stops the process with a message if this thread is inside the container's `update` body, which holds the
     /// container's lock: what it would wait for (that lock, or this link's, whose holder may be waiting for that
     /// one) never comes.
+    /// - Parameter thread: The calling thread's identity.
     @usableFromInline
-    func refuseUseInsideUpdate() {
-        if updatingThread.load(ordering: .relaxed) == currentThreadIdentity() { stopForUseInsideUpdate() }
-    }
-
-    private func stopForUseInsideUpdate() -> Never {
+    func refuseUseInsideUpdate(on thread: UInt = currentThreadIdentity()) {
+        guard updatingThread.load(ordering: .relaxed) == thread else { return }
         preconditionFailure(
             "Statehouse: the update body of the container \(String(reflecting: key)) used that same container. "
                 + "The body runs with the container locked: change the value through the body's inout argument, "

@@ -6,9 +6,11 @@
 /// A class, though only ``StoreState`` holds it: a dispatch walks every group, and a struct of four references was
 /// copied at each step (five retains and six releases per group, a third of a dispatch's work with 10 groups). A
 /// reference is retained once, and a subscriber is added to its table in place.
-// @unchecked: `subscribers` is the only `var`, and it is read and written only through the ``StoreState`` that holds
-// the group, which its store's state lock guards (`Store.core`): groups never leave it.
 @usableFromInline
+// @unchecked Sendable is safe: `subscribers` is the only `var`, and it is read and written only while the group is
+// in a ``StoreState``'s `groups`, which its store's state lock guards (`Store.core`). A group taken out of them
+// (`StoreState.Removal.ownGroup`, carried out of the lock to be let go there) is in no table any more, and nothing
+// reads or writes its `subscribers` again; its `let`s are `Sendable`.
 final class SelectionGroup<State: Sendable>: @unchecked Sendable {
     @usableFromInline typealias Listener = @Sendable (State) -> Void
     @usableFromInline typealias Refresh = @Sendable (State) -> Bool
