@@ -44,22 +44,26 @@ extension Store {
     /// Adds a subscriber with `add`, under the state lock; a scoped store starts following its parent first.
     /// Runs on the processor.
     ///
-    /// - Returns: The round that gives the subscriber its first value; `nil` if it was cancelled meanwhile.
+    /// - Returns: What gives the subscriber its first value; `nil` if it was cancelled meanwhile.
     @inlinable
-    func register(_ add: (inout StoreState<State>) -> DeliveryRound<State>?) -> DeliveryRound<State>? {
+    func register(
+        _ add: (inout StoreState<State>) -> StoreState<State>.FirstValue?
+    ) -> StoreState<State>.FirstValue? {
         guard upstream != nil else { return core.withLock { add(&$0) } }
         return registerInScope(add)
     }
 
     /// ``register(_:)`` for a scoped store.
     @usableFromInline
-    func registerInScope(_ add: (inout StoreState<State>) -> DeliveryRound<State>?) -> DeliveryRound<State>? {
+    func registerInScope(
+        _ add: (inout StoreState<State>) -> StoreState<State>.FirstValue?
+    ) -> StoreState<State>.FirstValue? {
         guard let upstream else { return core.withLock { add(&$0) } }
         return upstream.tree.withLock { tree in
             guard startFollowing(&tree) else { return nil }
-            let round = core.withLock { add(&$0) }
-            if round == nil { stopFollowingIfIdle(&tree) }
-            return round
+            let first = core.withLock { add(&$0) }
+            if first == nil { stopFollowingIfIdle(&tree) }
+            return first
         }
     }
 }

@@ -93,8 +93,8 @@ struct StoreState<State: Sendable>: Sendable {
     }
 
     /// Adds the listener `makeBody` makes for `subscription` to the group shared under `key`, or to a new group
-    /// made by `makeGroup`; returns the round that gives the subscriber the current selection, or `nil` if it was
-    /// cancelled meanwhile.
+    /// made by `makeGroup`; returns what gives the subscriber the current selection, or `nil` if it was cancelled
+    /// meanwhile.
     ///
     /// `makeBody` receives the group's last selection (see ``SelectionGroup/selection``), which its listener
     /// delivers: the group selected it when it compared, so the subscriber does not select again.
@@ -104,15 +104,17 @@ struct StoreState<State: Sendable>: Sendable {
         sharing key: SelectionKey?,
         makeGroup: (State) -> Group,
         makeBody: (_ selection: any AnyObject & Sendable) -> Group.Listener
-    ) -> DeliveryRound<State>? {
+    ) -> FirstValue? {
         guard !subscription.isCancelled else { return nil }
         let groupIndex: Int
         if let key, let shared = keyedGroup(for: key) {
             groupIndex = shared
             // An empty group was not refreshed while empty: bring its last selection up to date first.
-            if let group = groups[shared], group.subscribers.isEmpty {
+            switch groups[shared] {
+            case .some(let group) where group.subscribers.isEmpty:
                 _ = group.refresh(state)
                 emptyKeyedGroups -= 1
+            default: break
             }
         } else {
             groupIndex = freeGroups.popLast() ?? groups.count
@@ -126,13 +128,38 @@ struct StoreState<State: Sendable>: Sendable {
                 recentKeyPaths.remember(key.keyPath, group: groupIndex)
             }
         }
-        guard let group = groups[groupIndex] else { return nil }
-        let slot = group.subscribers.nextSlot
-        let entry = Entry(subscription: subscription, body: makeBody(group.selection))
-        subscription.setLocation(group: groupIndex, slot: slot)
-        group.subscribers.insert(entry, at: slot)
-        subscriberCount += 1
-        return DeliveryRound(value: state, kind: .initial(entry))
+        // Borrowed, not bound with `guard let`: that retained and released the group.
+        switch groups[groupIndex] {
+        case .some(let group):
+            let slot = group.subscribers.nextSlot
+            let listener = makeBody(group.selection)
+            subscription.setLocation(group: groupIndex, slot: slot)
+            group.subscribers.insert(Entry(subscription: subscription, body: listener), at: slot)
+            subscriberCount += 1
+            return FirstValue(state: state, listener: listener)
+        case .none:
+            return nil
+        }
+    }
+
+    /// The state a new subscriber is shown first, and its listener: the subscriber delivers it, outside the lock,
+    /// through the subscription it holds (not a ``DeliveryRound``, whose entry and copies cost a store subscribe four
+    /// retains and as many releases, and generic value-witness calls).
+    @usableFromInline
+    struct FirstValue: Sendable {
+        @usableFromInline let state: State
+        @usableFromInline let listener: Group.Listener
+
+        @inlinable
+        init(state: State, listener: @escaping Group.Listener) {
+            self.state = state
+            self.listener = listener
+        }
+
+        @inlinable
+        func deliver(through subscription: Subscription, on thread: UInt) {
+            subscription.deliver(on: thread) { listener(state) }
+        }
     }
 
     /// The group shared under `key`: by identity if its key-path object was looked up lately, else by value.

@@ -64,7 +64,10 @@ final class StoreSubscription<State: Sendable, Action: Sendable>: StoreSubscript
         // Released after the removal, outside every lock: releasing the last reference ends the store, whose
         // `deinit` takes locks of its own.
         defer { retained.release() }
-        let store = unsafeDowncast(retained.takeUnretainedValue(), to: Store<State, Action>.self)
-        store.removeSubscriber(store, self)
+        // Borrowed from the reference this subscription holds, not retained again for the call.
+        retained._withUnsafeGuaranteedRef { object in
+            let store = unsafeDowncast(object, to: Store<State, Action>.self)
+            store.removeSubscriber(store, self)
+        }
     }
 }

@@ -42,7 +42,7 @@ struct ObserverTable<Value> {
     ///
     /// - Complexity: O(1) amortized.
     @inlinable
-    mutating func insert(_ entry: Entry, at slot: Int) {
+    mutating func insert(_ entry: consuming Entry, at slot: Int) {
         precondition(slot == nextSlot, "a subscription must be inserted at the slot it was built for")
         if slot == entries.count {
             entries.append(entry)
