@@ -3,7 +3,8 @@ import Foundation
 
 /// A ``ChangeNotifyingStorage`` around another storage, whose notifications the test sends (``notify()``) as the
 /// kernel would, or that refuses to watch, as a storage out of inotify watches does. While ``failsReads`` is set,
-/// reads throw, as on a disk that went away; while ``failsSavingAside`` is set, bytes cannot be kept aside.
+/// reads throw, as on a disk that went away; while ``failsSavingAside`` is set, bytes cannot be kept aside. With
+/// ``holdsNextFingerprint`` set, the next fingerprint read waits: a check held on the writer, as on a slow disk.
 final class NotifyingStorage: ChangeNotifyingStorage {
     let base: any ChangeDetectingStorage
     let failsReads = Locked(false)
@@ -11,6 +12,8 @@ final class NotifyingStorage: ChangeNotifyingStorage {
     let failsSavingAside = Locked(false)
     /// The keys bytes were kept aside under, in order.
     let keptAside = Locked<[String]>([])
+    /// The next ``fingerprint(key:)`` signals `entered`, then waits for `proceed`.
+    let holdsNextFingerprint = Locked<(entered: DispatchSemaphore, proceed: DispatchSemaphore)?>(nil)
     private let refusal: StorageError?
     private let watchers = Locked<(last: Int, callbacks: [Int: @Sendable () -> Void])>((0, [:]))
 
@@ -52,6 +55,10 @@ final class NotifyingStorage: ChangeNotifyingStorage {
     }
     func remove(key: String) throws { try base.remove(key: key) }
     func fingerprint(key: String) throws -> StorageFingerprint {
+        if let hold = holdsNextFingerprint.withLock({ $0.take() }) {
+            hold.entered.signal()
+            hold.proceed.wait()
+        }
         try failIfAsked()
         return try base.fingerprint(key: key)
     }

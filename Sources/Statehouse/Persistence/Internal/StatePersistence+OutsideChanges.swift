@@ -71,8 +71,13 @@ extension StatePersistence {
     /// newer, wins, and will overwrite the stored value.
     private func checkForOutsideChange() {
         machine.withLock { $0.checkStarts() }
-        guard let changeDetecting, let owner = following.withLock({ $0?.owner }) else { return }
-        guard let count = owner.currentChangeCount() else {
+        // The owner is held for one call at a time, never across the storage's reads: an owner whose last reference
+        // goes meanwhile ends on the thread that let it go, which writes what is pending and frees the key before it
+        // goes on, instead of here once the check is over (a new container of the key was reported a duplicate).
+        // `map`, not `?.`, which would flatten "no owner" and "the owner is busy" into one `nil`.
+        guard let changeDetecting, let ownerCount = following.withLock({ $0?.owner }).map({ $0.currentChangeCount() })
+        else { return }
+        guard let count = ownerCount else {
             // The owner's lock is held, and waiting for it here could deadlock with a flush made under it: ask
             // again shortly, rather than leave a notified change to the safety net.
             let delay = machine.withLock { $0.ownerWasBusy() }
@@ -94,7 +99,8 @@ extension StatePersistence {
             DispatchQueue.global().async { self.report(.withdrawn(number: number)) }
         }
         guard let (value, fingerprint) = found else { return }
-        applier.async {
+        applier.async { [weak self] in
+            guard let owner = self?.following.withLock({ $0?.owner }) else { return }
             owner.takeStoredValue(value, ifUnchangedSince: count) { [weak self] in
                 guard let self else { return }
                 // Forgotten, so that the next check reads the key again: it may hold a newer value than the one

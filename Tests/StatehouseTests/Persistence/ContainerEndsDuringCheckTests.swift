@@ -1,0 +1,61 @@
+import Dispatch
+import Foundation
+import StatehouseTestSupport
+import StatehouseTesting
+import Testing
+@testable import Statehouse
+
+/// A followed container whose last reference goes while a check of its storage is in progress: it ends at once, on
+/// the thread that let it go, and frees its key there. The check used to hold it across the storage's reads, so it
+/// ended later, on the writer, and a container of the same key made meanwhile was reported as a duplicate.
+@Suite("A container let go during a check of its storage")
+struct ContainerEndsDuringCheckTests {
+    /// A weak reference the test reads from any thread; the container is `Sendable`.
+    private final class WeakContainer: Sendable {
+        weak let object: StateContainer<Int>?
+        init(_ object: StateContainer<Int>?) { self.object = object }
+    }
+
+    @Test func endsWhenItsLastReferenceGoesAndFreesItsKeyForTheNextContainer() async throws {
+        let storage = NotifyingStorage(AttackMemoryStorage())
+        let key = "outside.endsDuringCheck.\(UUID().uuidString)"
+        let follow = {
+            StateContainer(
+                0, key: key, storage: storage, codec: .json, writes: .writeThrough,
+                externalChanges: .watch(safetyNet: .seconds(3600)), clock: ManualClock()
+            )
+        }
+        let holder = Locked<StateContainer<Int>?>(follow())
+        let container = WeakContainer(holder.withLock { $0 })
+        #expect(container.object != nil)
+
+        // A check starts and stays inside the storage's read until the test lets it go on. While it is held, every
+        // wait happens on threads of its own: `StatehouseLifecycle.flushPendingWrites()`, which tests running
+        // meanwhile call, waits for this writer too, and may hold every thread of the cooperative pool meanwhile.
+        let entered = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        storage.holdsNextFingerprint.withLock { $0 = (entered, proceed) }
+        storage.notify()
+        let endedDuringCheck = await offThePool { () -> Bool? in
+            defer { proceed.signal() }
+            guard entered.wait(timeout: .now() + .seconds(attackPatience)) == .success else {
+                storage.holdsNextFingerprint.withLock { $0 = nil }
+                return nil
+            }
+            // The last reference goes on a thread of its own: the container's `deinit` writes what is pending on
+            // the writer, so that thread waits there until the check is over.
+            Thread { _ = holder.withLock { $0.take() } }.start()
+            return attackSpin(timeout: .seconds(60)) { container.object == nil }
+        }
+        #expect(endedDuringCheck != nil, "no check started")
+        #expect(endedDuringCheck == true, "the check kept the container alive after its last reference went")
+        // Its `deinit` is over once the key is free (the registration goes last).
+        #expect(await eventually { !KeyRegistry.shared.isLive(key) })
+
+        let reported = Recorder<StatehouseDiagnostic>()
+        StatehouseDiagnostics.$handler.withValue({ reported.append($0) }) {
+            withExtendedLifetime(follow()) {}
+        }
+        #expect(reported.elements.map(\.kind).filter { $0 == .duplicateKey }.isEmpty)
+    }
+}
