@@ -114,20 +114,11 @@ private func fvSubscribe(
     }
 }
 
-/// A store whose subscriber of `holds` blocks on the processor when a `.hold` is applied, until `release` is
-/// signalled: the store is busy without its state lock held (a blocking reducer would hold it, and `cancel()` would
-/// rightly wait for it).
+/// A store that a `.hold` keeps busy without its state lock held (see `attackStoreWithABlockingSubscriber`).
 private func fvBusyStore() -> (
     store: Store<FVState, FVAction>, blocker: SubscriptionToken, entered: DispatchSemaphore, release: DispatchSemaphore
 ) {
-    let entered = DispatchSemaphore(value: 0)
-    let release = DispatchSemaphore(value: 0)
-    let store = Store(initialState: FVState(), reducer: fvReducer)
-    let blocker = store.subscribe(\.holds, initial: false) { _ in
-        entered.signal()
-        _ = release.wait(timeout: .now() + .seconds(attackPatience))
-    }
-    return (store, blocker, entered, release)
+    attackStoreWithABlockingSubscriber(FVState(), reducer: fvReducer, holds: \.holds)
 }
 
 /// Makes `store` busy on a thread of its own (see ``fvBusyStore()``); `false` if it did not get busy in time.

@@ -207,20 +207,11 @@ private struct SGChild: Equatable, Sendable {
     var name = ""
 }
 
-/// A store whose subscriber of `holds` blocks on the processor when called (a `.hold` dispatch) until `release` is
-/// signalled: busy without holding the state lock (a reducer that blocked would hold it, and `cancel()` rightly
-/// waits for it).
+/// A store that a `.hold` keeps busy without its state lock held (see `attackStoreWithABlockingSubscriber`).
 private func storeWithABlockingSubscriber() -> (
     store: Store<SGTally, SGToggle>, blocker: SubscriptionToken, entered: DispatchSemaphore, release: DispatchSemaphore
 ) {
-    let entered = DispatchSemaphore(value: 0)
-    let release = DispatchSemaphore(value: 0)
-    let store = Store(initialState: SGTally(), reducer: tallyReducer)
-    let blocker = store.subscribe(\.holds, initial: false) { _ in
-        entered.signal()
-        release.wait()
-    }
-    return (store, blocker, entered, release)
+    attackStoreWithABlockingSubscriber(SGTally(), reducer: tallyReducer, holds: \.holds)
 }
 
 private func tallyReducer(_ state: inout SGTally, _ action: SGToggle) {

@@ -331,3 +331,21 @@ final class AttackCallerThread: Sendable {
         atomic.load(ordering: .sequentiallyConsistent) == attackThreadID()
     }
 }
+
+/// A store whose subscriber of `holds` blocks on the processor when that part changes, until `release` is signalled
+/// (or the attack's patience runs out): the store is busy without its state lock held (a reducer that blocked would
+/// hold it, and `cancel()` rightly waits for it).
+func attackStoreWithABlockingSubscriber<State: Sendable, Action: Sendable>(
+    _ initialState: State,
+    reducer: @escaping @Sendable (inout State, Action) -> Void,
+    holds: any KeyPath<State, Int> & Sendable
+) -> (store: Store<State, Action>, blocker: SubscriptionToken, entered: DispatchSemaphore, release: DispatchSemaphore) {
+    let entered = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let store = Store(initialState: initialState, reducer: reducer)
+    let blocker = store.subscribe(holds, initial: false) { _ in
+        entered.signal()
+        _ = release.wait(timeout: .now() + .seconds(attackPatience))
+    }
+    return (store, blocker, entered, release)
+}
