@@ -12,7 +12,7 @@ final class NotifyingStorage: ChangeNotifyingStorage {
     let failsSavingAside = Locked(false)
     /// The keys bytes were kept aside under, in order.
     let keptAside = Locked<[String]>([])
-    /// The next ``fingerprint(key:)`` signals `entered`, then waits for `proceed`.
+    /// The next ``fingerprint(key:)`` signals `entered`, then waits for `proceed` (two minutes at most).
     let holdsNextFingerprint = Locked<(entered: DispatchSemaphore, proceed: DispatchSemaphore)?>(nil)
     private let refusal: StorageError?
     private let watchers = Locked<(last: Int, callbacks: [Int: @Sendable () -> Void])>((0, [:]))
@@ -57,7 +57,9 @@ final class NotifyingStorage: ChangeNotifyingStorage {
     func fingerprint(key: String) throws -> StorageFingerprint {
         if let hold = holdsNextFingerprint.withLock({ $0.take() }) {
             hold.entered.signal()
-            hold.proceed.wait()
+            // A deadline, so that a test that never signals cannot hold this writer, and every flush waiting for it,
+            // for good.
+            _ = hold.proceed.wait(timeout: .now() + .seconds(120))
         }
         try failIfAsked()
         return try base.fingerprint(key: key)
