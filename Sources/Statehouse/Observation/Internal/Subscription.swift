@@ -103,7 +103,10 @@ import Synchronization
     /// - Returns: Whether this call cancelled the subscription (`false` if it was cancelled before).
     @discardableResult
     final func cancelWithoutWaiting() -> Bool {
-        guard !cancelled.exchange(true, ordering: .sequentiallyConsistent) else { return false }
+        // The load first spares a cancelled subscription the atomic exchange: a token cancelled, then let go, cancels
+        // twice.
+        guard !cancelled.load(ordering: .acquiring), !cancelled.exchange(true, ordering: .sequentiallyConsistent)
+        else { return false }
         detach()
         return true
     }
