@@ -175,7 +175,7 @@ struct ContainerConcurrencyTests {
                 token.cancel()
             }
         }
-        #expect(count.state.withLock { $0.observers.isEmpty })
+        #expect(count.locked { $0.observers.isEmpty })
         #expect(count.value == Self.threads * 5_000)
     }
 }
@@ -202,12 +202,12 @@ struct CancellationWaitTests {
         let count = StateContainer(0, key: "cancelWait.compaction")
         let tokens = (0..<1_000).map { _ in count.observe { _ in } }
         tokens.forEach { $0.cancel() }
-        #expect(count.state.withLock { $0.observers.entries.isEmpty })
+        #expect(count.locked { $0.observers.entries.isEmpty })
         let seen = Recorder<Int>()
         let token = count.observe { seen.append($0) }
         count.modify(1)
         #expect(seen.elements == [1])
-        #expect(count.state.withLock { $0.observers.entries.count } == 1)
+        #expect(count.locked { $0.observers.entries.count } == 1)
         token.cancel()
     }
 }

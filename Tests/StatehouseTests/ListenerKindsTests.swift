@@ -105,7 +105,7 @@ struct ListenerKindsTests {
         #expect(await eventually { screen.seen.count >= 2 })
         try? await Task.sleep(for: .milliseconds(20))
         #expect(screen.seen.elements == [2, 2] || screen.seen.elements == [1, 2])
-        #expect(count.state.withLock { $0.observers.count } == 1)
+        #expect(count.locked { $0.observers.count } == 1)
     }
 
     @Test func attachedListenerIsHeldWeaklyAndRemovedAfterItDies() async {
@@ -118,7 +118,7 @@ struct ListenerKindsTests {
         }
         #expect(weakScreen == nil)
         count.modify(1)
-        #expect(await eventually { count.state.withLock { $0.observers.isEmpty } })
+        #expect(await eventually { count.locked { $0.observers.isEmpty } })
     }
 
     @Test func detachedListenerIsNotCalled() async {
@@ -156,7 +156,7 @@ struct ListenerKindsTests {
     @Test func leavingTheLoopEndsTheSubscription() async {
         let count = StateContainer(0, key: "values.leave")
         for await value in count.values where value == 0 { break }
-        #expect(await eventually { count.state.withLock { $0.observers.isEmpty } })
+        #expect(await eventually { count.locked { $0.observers.isEmpty } })
     }
 
     // MARK: Observation

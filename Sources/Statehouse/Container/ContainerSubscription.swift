@@ -3,8 +3,8 @@
 @usableFromInline class ContainerSubscription<Value: Sendable>: Subscription, @unchecked Sendable {
     /// 32 bits, so that the object fits a 48-byte allocation with the fields it inherits.
     @usableFromInline let slot: Int32
-    /// Reaches the container without keeping it alive (see ``ContainerLink``).
-    @usableFromInline let link: ContainerLink
+    /// Reaches the container's listeners without keeping the container alive (see ``ContainerLink``).
+    @usableFromInline let link: ContainerLink<Value>
 
     @inlinable
     init(slot: Int, container: StateContainer<Value>, queued: Bool = false) {
@@ -15,12 +15,11 @@
     }
 
     override func detach() {
-        let removed = link.withContainer { container in
-            let container = unsafeDowncast(container, to: StateContainer<Value>.self)
-            return container.removeListener(container, self)
-        }
-        // Let go outside every lock: the listener may hold the last reference to another token of this container,
-        // whose cancellation takes the container's lock and the link's (see `ObserverTable.remove`).
+        // Borrowed, not retained again (a retain and a release, 34 of 1,127 instructions per subscribe + cancel): this
+        // subscription's own reference keeps the link alive for the call.
+        let removed = Unmanaged.passUnretained(link)._withUnsafeGuaranteedRef { $0.removeListener($0, self) }
+        // Let go outside the lock: the listener may hold the last reference to another token of this container,
+        // whose cancellation takes that lock (see `ObserverTable.remove`).
         withExtendedLifetime(removed) {}
     }
 }

@@ -59,9 +59,7 @@ final class ListenerSubscription<Value: Sendable>: ContainerSubscription<Value>,
     }
 
     override func detach() {
-        let removed = link.withContainer { container in
-            unsafeDowncast(container, to: StateContainer<Value>.self).locked { $0.detach(self) }
-        }
+        let removed = link.locked { $0?.detach(self) }
         // Let go outside every lock (see `ObserverTable.remove`).
         withExtendedLifetime(removed) {}
     }

@@ -25,22 +25,15 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// The name of this state, unique among live containers.
     public let key: String
 
-    @usableFromInline let state: Locked<ContainerState<Value>>
     @usableFromInline let observation = ObservationGate()
     @usableFromInline let keyRegistration: KeyRegistration
-    /// Removes a cancelled listener. A closure made by the inlined initializer, so it runs code specialized for
-    /// `Value`: a method called from `Subscription.cancel()` would run generic code, about 5,000 instructions per
-    /// cancellation instead of a few hundred.
-    /// Returns the removed entry, to be let go outside every lock (see `ObserverTable.remove`).
-    @usableFromInline let removeListener:
-        @Sendable (StateContainer<Value>, ContainerSubscription<Value>) -> (any Sendable)?
     /// For a persisted container: what writes its value to its storage.
     @usableFromInline let persistence: (any Persisting<Value>)?
-    /// What subscriptions hold to leave the container: they must not keep it alive, and a `weak` reference to it
-    /// would slow down every retain of it (see ``ContainerLink``). It also marks the thread running an
-    /// ``update(_:)`` body: a thread that finds a lock taken checks it, to stop a body that uses its own container
-    /// with a message instead of a deadlock.
-    @usableFromInline let link: ContainerLink
+    /// The value, the listeners and their lock, shared with the subscriptions, which leave through it without
+    /// keeping the container alive (see ``ContainerLink``). It also marks the thread running an ``update(_:)`` body:
+    /// a thread that finds the lock taken checks it, to stop a body that uses its own container with a message
+    /// instead of a deadlock.
+    @usableFromInline let link: ContainerLink<Value>
 
     /// Creates a container holding `initialValue`, identified by `key`.
     ///
@@ -56,23 +49,20 @@ public final class StateContainer<Value: Sendable>: Sendable {
     @inlinable
     init(_ initialValue: Value, key: String, persistence: (any Persisting<Value>)?) {
         self.key = key
-        self.link = ContainerLink(key: key)
-        self.state = Locked(ContainerState(value: initialValue))
+        self.link = ContainerLink(key: key, state: ContainerState(value: initialValue)) { link, subscription in
+            link.locked { $0?.remove(subscription) }
+        }
         self.keyRegistration = KeyRegistry.shared.register(key)
         self.persistence = persistence
-        self.removeListener = { container, subscription in
-            container.locked { $0.remove(subscription) }
-        }
-        link.connect(to: self)
     }
 
     deinit {
-        let endsInsideLink = link.containerDidEnd()
+        // From here on a subscription leaving finds no state. What was taken out is let go outside the lock: the
+        // value and the listeners may hold the last references to other tokens of this container.
+        guard var ended = link.end() else { return }
         persistence?.ownerDidEnd()
-        let subscriptions = state.withLock { $0.removeAll() }
+        let subscriptions = ended.removeAll()
         for subscription in subscriptions { subscription.ownerDidEnd() }
-        // Cancelling waits for listener calls in progress, which must not wait for the link's lock meanwhile.
-        if endsInsideLink { return link.cancelAfterUnlocking(subscriptions) }
         for subscription in subscriptions { subscription.cancel() }
     }
 
@@ -184,21 +174,13 @@ public final class StateContainer<Value: Sendable>: Sendable {
         return result
     }
 
-    /// Runs `body` under the lock. When the lock is held, makes sure first that waiting for it can end: this thread
-    /// must not be inside an `update` body of this container (which holds the lock already), nor of a container
-    /// whose lock the thread inside this one's `update` body waits for (see ``CrossedUpdates``).
-    ///
-    /// - Parameter forUpdate: Whether the lock is taken for an ``update(_:)``, which has already counted itself in
-    ///   ``UpdateBodyDepth`` although its body has not started: only the bodies around it hold locks.
+    /// Runs `body` on the state under the lock (see ``ContainerLink/locked(forUpdate:_:)``). The state is there
+    /// while the container lives: only its `deinit` takes it out.
     @inlinable
     func locked<Result: Sendable>(
         forUpdate: Bool = false, _ body: (inout ContainerState<Value>) -> Result
     ) -> Result {
-        var waitsForAnUpdate = false
-        return state.withLock(
-            whenContended: { waitsForAnUpdate = refuseWaitThatCannotEnd(bodiesOfItsOwn: forUpdate ? 1 : 0) },
-            afterWaiting: { if waitsForAnUpdate { CrossedUpdates.didWait() } }
-        ) { body(&$0) }
+        link.locked(forUpdate: forUpdate) { body(&$0!) }
     }
 
     /// Runs `body`, an `update` body's call under the lock, marking this thread as the one inside it.
@@ -209,21 +191,11 @@ public final class StateContainer<Value: Sendable>: Sendable {
         return body()
     }
 
-    /// Fails with a message if this thread is inside this container's `update` body, or if waiting for this
-    /// container would close a circle of `update` bodies waiting for one another.
-    /// - Returns: Whether this thread now counts as waiting (then call `CrossedUpdates.didWait()` once it has the lock).
-    /// - Parameter bodiesOfItsOwn: The bodies this thread counted that hold no lock yet (its own `update`'s).
-    @usableFromInline
-    func refuseWaitThatCannotEnd(bodiesOfItsOwn: Int) -> Bool {
-        link.refuseUseInsideUpdate()
-        return CrossedUpdates.willWait(for: self, bodiesOfItsOwn: bodiesOfItsOwn)
-    }
-
     /// Replaces the value with `newValue` if `shouldReplace`, called with the current value under the lock, says so;
     /// then notifies the listeners. Nothing is written to storage.
     func modify(_ newValue: Value, if shouldReplace: (Value) -> Bool) {
         let round = observation.changing {
-            state.withLock { state in shouldReplace(state.value) ? state.replace(with: newValue) : nil }
+            link.state.withLock { state in shouldReplace(state!.value) ? state!.replace(with: newValue) : nil }
         }
         if let round { deliver(round) }
     }
@@ -238,7 +210,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
         var round = round
         while true {
             round.deliver(on: thread)
-            switch state.withLock({ $0.deliveries.next() }) {
+            switch link.state.withLock({ $0!.deliveries.next() }) {
             case .perform(let next): round = next
             case .finished: return
             case .handOff: return handOffDelivery()
@@ -250,7 +222,7 @@ public final class StateContainer<Value: Sendable>: Sendable {
     @usableFromInline
     func handOffDelivery() {
         runInBackground { [self] in
-            if case .perform(let round) = state.withLock({ $0.deliveries.resume(on: currentThreadIdentity()) }) {
+            if case .perform(let round) = link.state.withLock({ $0!.deliveries.resume(on: currentThreadIdentity()) }) {
                 deliver(round)
             }
         }
@@ -271,9 +243,4 @@ extension StateContainer: CustomStringConvertible {
 /// The standard library declares the operator `~>` already; redeclaring it would make every use ambiguous.
 public func ~> <Value>(container: StateContainer<Value>, newValue: Value) {
     container.modify(newValue)
-}
-
-extension StateContainer: UpdatingContainer {
-    var threadInsideUpdate: UInt { link.updatingThread.load(ordering: .relaxed) }
-    var keyDescription: String { String(reflecting: key) }
 }

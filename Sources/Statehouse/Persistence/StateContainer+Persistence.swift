@@ -114,7 +114,7 @@ extension StateContainer {
 
 extension StateContainer: PersistenceOwner {
     func currentChangeCount() -> UInt64? {
-        state.withLockIfAvailable { $0.changeCount }
+        link.state.withLockIfAvailable { $0!.changeCount }
     }
 
     /// Shows a value another process stored, if this container has not changed since `count`: listeners are told,
@@ -125,10 +125,10 @@ extension StateContainer: PersistenceOwner {
     /// store its result made from it over whatever was stored since.
     func takeStoredValue(_ newValue: Value, ifUnchangedSince count: UInt64, refused: @escaping @Sendable () -> Void) {
         let taken = observation.changing {
-            state.withLock { state -> DeliveryRound<Value>?? in
-                guard state.changeCount == count else { return nil }
-                let round = state.replace(with: newValue)
-                persistence?.tookStoredValue(newValue, count: state.changeCount)
+            link.state.withLock { state -> DeliveryRound<Value>?? in
+                guard state!.changeCount == count else { return nil }
+                let round = state!.replace(with: newValue)
+                persistence?.tookStoredValue(newValue, count: state!.changeCount)
                 return round
             }
         }

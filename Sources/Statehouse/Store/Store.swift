@@ -46,7 +46,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline let reducer: (@Sendable (inout State, Action) -> Effect<Action>)?
     @usableFromInline let effects = EffectRunner<Action>()
     /// Removes a cancelled subscriber; made by the inlined initializer so that it runs specialized code (see
-    /// `StateContainer.removeListener`).
+    /// `ContainerLink.removeListener`).
     @usableFromInline let removeSubscriber: @Sendable (Store, StoreSubscriptionBase) -> Void
     @usableFromInline let recorder = ActionRecorder<State, Action>()
     /// For a scoped store: how it reads its parent's state, and follows it while it needs to.

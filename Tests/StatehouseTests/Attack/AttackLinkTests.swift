@@ -1,9 +1,10 @@
 // Review of 6f1fd5a (entries let go outside every lock; ContainerLink), cd54493 (StoreSubscription without a weak
 // store) and ca6a33c (RecentKeyPaths), by a helper in session 14. Two crash findings, each fixed in the commit that
 // added these tests; before it, each killed the test process with "Recursive call to lock Mutex":
-// - AttackLinkWindowTests and AttackLinkHammerTests.containerEndsWhileOtherThreadsCancelItsTokens: `detach` takes a
-//   strong reference to the container out of the link; when that became the last one, `deinit` ran inside
-//   `ContainerLink.withContainer`, and `containerDidEnd()` took the link's lock again.
+// - AttackLinkWindowTests and AttackLinkHammerTests.containerEndsWhileOtherThreadsCancelItsTokens: `detach` took a
+//   strong reference to the container out of the link; when that became the last one, `deinit` ran inside the
+//   link's lock, and took it again. (Session 17 moved the container's state and lock into the link: `detach` no
+//   longer touches the container, and the window tests now drive a cancellation and a `deinit` to that one lock.)
 // - AttackLinkReentrancyTests: a queued delivery round replaced by a newer change (`WorkQueue.submit`, under the
 //   container's lock) let go the last reference to a cancelled listener's closure, which owned another token.
 import Dispatch
@@ -100,7 +101,7 @@ private final class SpinBarrier: Sendable {
         }
         let rounds = Locked<[Round]>([])
         let weakContainers = Locked<[WeakBox<StateContainer<Int>>]>([])
-        let weakLinks = Locked<[WeakBox<ContainerLink>]>([])
+        let weakLinks = Locked<[WeakBox<ContainerLink<Int>>]>([])
         let calls = Atomic<Int>(0)
         for i in 0..<iterations {
             let container = StateContainer(0, key: "attack.link.hammer.\(i).\(UUID().uuidString)")
@@ -331,62 +332,67 @@ private final class DoneFlag: Sendable {
 }
 
 @Suite struct AttackLinkWindowTests {
-    /// Cancels `token` on a thread of its own so that the reference its `detach` takes to `container` through the
-    /// link is the last one: another thread holds the container's lock (without a reference) until the cancelling
-    /// thread has taken its reference, seen in the count, not after a delay; then `beforeRelease` runs, the caller's
-    /// reference goes, and the lock is let go. The container's `deinit` then runs on the cancelling thread, inside
-    /// the link's lock.
-    /// - Returns: Signalled when the cancellation returned (it may not: the caller waits with a deadline).
-    private func cancelTakingTheLastReference(
-        to container: inout StateContainer<Int>?,
-        with token: SubscriptionToken,
-        beforeRelease: () -> Void = {}
-    ) async -> DispatchSemaphore {
-        let unretained = Unmanaged.passUnretained(container!)
+    /// Cancels `token` and lets go of `container` on two threads of their own while a third holds the container's
+    /// lock through its link, with no reference to the container; then `beforeUnlocking` runs and the lock is let
+    /// go. The cancellation and the container's `deinit` meet at that one lock, in either order. (Until the link
+    /// held the state, `detach` took a reference to the container, which could be its last: the `deinit` then ran
+    /// inside the link's lock, on the cancelling thread.)
+    /// - Returns: Signalled once each, when the cancellation returned and when the `deinit` did (they may not: the
+    ///   caller waits with a deadline).
+    private func cancelWhileTheContainerEnds(
+        _ container: inout StateContainer<Int>?,
+        cancelling token: SubscriptionToken,
+        beforeUnlocking: @escaping @Sendable () -> Void = {}
+    ) async -> (cancelled: DispatchSemaphore, ended: DispatchSemaphore) {
+        let link = container!.link
         let entered = DispatchSemaphore(value: 0)
         let proceed = DispatchSemaphore(value: 0)
-        let holding = Task {
-            await offThePool {
-                unretained._withUnsafeGuaranteedRef { container in
-                    container.locked { _ in
-                        entered.signal()
-                        proceed.wait()
-                    }
-                }
+        Thread.detachNewThread {
+            link.locked { _ in
+                entered.signal()
+                proceed.wait()
             }
         }
         #expect(await attackWait(for: entered))
-        let count: @Sendable () -> UInt = { [unretained] in
-            unretained._withUnsafeGuaranteedRef { _getRetainCount($0) }
-        }
-        let baseline = await offThePool { count() }
         let cancelled = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
+        let last = Locked<StateContainer<Int>?>(container.take())
         Thread.detachNewThread {
             token.cancel()
             cancelled.signal()
         }
-        #expect(await offThePool { attackSpin(timeout: .seconds(60)) { count() > baseline } })
-        beforeRelease()
-        container = nil  // the cancelling thread's reference is the last now
+        Thread.detachNewThread {
+            last.withLock { $0 = nil }  // the container's last reference: its deinit runs here
+            ended.signal()
+        }
+        beforeUnlocking()
         proceed.signal()
-        await holding.value
-        return cancelled
+        return (cancelled, ended)
     }
 
-    /// The container's `deinit` ran inside the link's lock, and `containerDidEnd()` took that lock again.
-    @Test func theDetachingThreadHoldsTheLastReferenceToTheContainer() async {
-        var container: StateContainer<Int>? = StateContainer(0, key: "attack.link.window.\(UUID().uuidString)")
-        let token = container!.observe { _ in }
-        let weakContainer = WeakBox(container)
-        let cancelled = await cancelTakingTheLastReference(to: &container, with: token)
-        #expect(await attackWait(for: cancelled, seconds: 15))
-        #expect(weakContainer.object == nil)
+    @Test func aSubscriptionLeavesWhileItsContainerEnds() async {
+        for round in 0..<50 {
+            var container: StateContainer<Int>? = StateContainer(0, key: "attack.link.window.\(round).\(UUID())")
+            let calls = Atomic<Int>(0)
+            var token: SubscriptionToken? = container!.observe { _ in calls.add(1, ordering: .relaxed) }
+            let weakContainer = WeakBox(container)
+            let weakLink = WeakBox(container!.link)
+            let (cancelled, ended) = await cancelWhileTheContainerEnds(&container, cancelling: token!)
+            #expect(await attackWait(for: cancelled, seconds: 15), "round \(round): the cancellation never returned")
+            #expect(await attackWait(for: ended, seconds: 15), "round \(round): the deinit never returned")
+            #expect(weakContainer.object == nil)
+            #expect(token!.isCancelled)
+            #expect(calls.load(ordering: .relaxed) == 0)
+            // Once the token goes, nothing holds the link (and the state it held went with the container).
+            token = nil
+            #expect(weakLink.object == nil)
+        }
     }
 
-    /// Found by a third review: the `deinit` running inside the link's lock cancelled its subscriptions there,
-    /// waiting for a queued listener's call in progress; that listener cancels another token of the same container,
-    /// which waits for the link's lock: neither wait ended (2 of 2 runs before the fix).
-    @Test func deinitInsideTheLinkWaitsForAListenerThatCancelsAnotherToken() async {
+    /// Found by a third review: the container's `deinit` cancels its subscriptions, waiting for a queued listener's
+    /// call in progress; that listener cancels another token of the same container, which takes the container's
+    /// lock. The `deinit` must not hold that lock while it waits (2 of 2 runs hung before the fix).
+    @Test func theDeinitWaitsForAListenerThatCancelsAnotherToken() async {
         var container: StateContainer<Int>? = StateContainer(0, key: "attack.link.window.q.\(UUID().uuidString)")
         let tokenT = container!.observe { _ in }
         let tokenU = Locked<SubscriptionToken?>(container!.observe { _ in })
@@ -402,11 +408,12 @@ private final class DoneFlag: Sendable {
         }
         container!.modify(1)
         #expect(await attackWait(for: inListener))
-        // Once the cancelling thread holds the link's lock, the listener goes on to cancel U.
-        let cancelled = await cancelTakingTheLastReference(to: &container, with: tokenT) { listenerGo.signal() }
-        let finished = await attackWait(for: cancelled, seconds: 15)
-        #expect(finished, "the cancelling thread (running the container's deinit) never returned")
-        let listenerFinished = await attackWait(for: listenerDone, seconds: 5)
+        let (cancelled, ended) = await cancelWhileTheContainerEnds(&container, cancelling: tokenT) {
+            listenerGo.signal()
+        }
+        #expect(await attackWait(for: cancelled, seconds: 15), "the cancellation never returned")
+        #expect(await attackWait(for: ended, seconds: 15), "the container's deinit never returned")
+        let listenerFinished = await attackWait(for: listenerDone, seconds: 15)
         #expect(listenerFinished, "the listener's cancel of another token never returned")
         withExtendedLifetime(tokenS) {}
     }
