@@ -113,8 +113,11 @@ extension StateContainer {
 }
 
 extension StateContainer: PersistenceOwner {
-    func currentChangeCount() -> UInt64? {
-        link.state.withLockIfAvailable { $0!.changeCount }
+    /// Reads through the link, never holding the container: a check that held it could hold its last reference, and
+    /// the container would end on the writer, its key still taken by then (a new container of the key was reported
+    /// a duplicate) and its pending change written after that container had loaded.
+    func changeCountReader() -> @Sendable () -> OwnerChangeCount {
+        { [link] in link.state.withLockIfAvailable { state in state.map { .count($0.changeCount) } ?? .ended } ?? .busy }
     }
 
     /// Shows a value another process stored, if this container has not changed since `count`: listeners are told,

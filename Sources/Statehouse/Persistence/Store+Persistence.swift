@@ -128,8 +128,8 @@ extension Store {
 }
 
 extension Store: PersistenceOwner {
-    func currentChangeCount() -> UInt64? {
-        core.withLockIfAvailable { $0.changeCount }
+    func changeCountReader() -> @Sendable () -> OwnerChangeCount {
+        readingItself { $0.core.withLockIfAvailable { $0.changeCount } }
     }
 
     /// Queued behind the actions already submitted, so that the state another process stored is taken between two

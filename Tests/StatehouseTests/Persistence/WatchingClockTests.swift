@@ -4,13 +4,13 @@ import StatehouseTesting
 import Testing
 @testable import Statehouse
 
-/// An owner whose lock the test holds: ``currentChangeCount()`` says it is busy while `busy` is set.
+/// An owner whose lock the test holds: its change count says it is busy while `busy` is set.
 private final class BusyOwner: PersistenceOwner {
     let busy = Locked(true)
     let taken = Recorder<Int>()
 
-    func currentChangeCount() -> UInt64? {
-        busy.withLock { $0 } ? nil : 0
+    func changeCountReader() -> @Sendable () -> OwnerChangeCount {
+        readingItself { $0.busy.withLock { $0 } ? nil : 0 }
     }
 
     func takeStoredValue(_ value: Int, ifUnchangedSince count: UInt64, refused: @escaping @Sendable () -> Void) {

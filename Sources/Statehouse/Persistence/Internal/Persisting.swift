@@ -32,18 +32,43 @@ protocol Persisting<Value>: AnyObject, Sendable {
     func ownerDidEnd()
 }
 
+/// What an outside-change check learns when it asks for its owner's change count.
+enum OwnerChangeCount: Sendable, Equatable {
+    case count(UInt64)
+    /// The owner's lock is held: the check waits for its next turn, since waiting for the lock on the writer could
+    /// deadlock with a flush from inside a reducer or an `update` body.
+    case busy
+    /// The owner is gone.
+    case ended
+}
+
 /// The owner's side of following changes others make: the persistence asks it for its change count and hands it
 /// the values read from storage.
 protocol PersistenceOwner<Value>: AnyObject, Sendable {
     associatedtype Value: Sendable
 
-    /// The owner's change count now, or `nil` if its lock is held: the check then waits for its next turn, since
-    /// waiting for the lock on the writer could deadlock with a flush from inside a reducer or an `update` body.
-    func currentChangeCount() -> UInt64?
+    /// How a check reads the owner's change count: called on the writer, at each check, with no lock held.
+    ///
+    /// Made once, when following starts. It should not keep the owner alive: what holds the owner during the call
+    /// may hold its last reference, and the owner then ends on the writer, after the thread that let it go has gone
+    /// on with its key still taken. ``readingItself(_:)`` makes one for an owner whose lock is its own.
+    func changeCountReader() -> @Sendable () -> OwnerChangeCount
     /// Takes `value` from storage if the owner's count is still `count` (a local change made meanwhile is newer,
     /// and wins), telling the persistence with ``Persisting/tookStoredValue(_:count:)``; otherwise calls `refused`.
     /// May do so later, on another thread.
     func takeStoredValue(_ value: Value, ifUnchangedSince count: UInt64, refused: @escaping @Sendable () -> Void)
+}
+
+extension PersistenceOwner {
+    /// A change-count reader that holds the owner for each call, and reads the count with `count`, `nil` if the
+    /// owner's lock is held: for an owner whose lock lives in itself (a store). An owner let go during the call
+    /// ends on the writer.
+    func readingItself(_ count: @escaping @Sendable (Self) -> UInt64?) -> @Sendable () -> OwnerChangeCount {
+        { [weak self] in
+            guard let self else { return .ended }
+            return count(self).map { .count($0) } ?? .busy
+        }
+    }
 }
 
 /// An owner's value and the change count it had then.

@@ -18,7 +18,7 @@ extension StatePersistence {
             let initial = try? changeDetecting.fingerprint(key: key)
             machine.withLock { $0.startsFollowing(from: initial) }
         }
-        following.withLock { $0 = Following(owner: owner) }
+        following.withLock { $0 = Following(owner: owner, readChangeCount: owner.changeCountReader()) }
         let interval: Duration
         switch plan {
         case .none:
@@ -71,15 +71,20 @@ extension StatePersistence {
     /// newer, wins, and will overwrite the stored value.
     private func checkForOutsideChange() {
         machine.withLock { $0.checkStarts() }
-        // The owner is held for one call at a time, never across the storage's reads: an owner whose last reference
-        // goes meanwhile ends on the thread that let it go, which writes what is pending and frees the key before it
-        // goes on, instead of here once the check is over (a new container of the key was reported a duplicate).
-        // `map`, not `?.`, which would flatten "no owner" and "the owner is busy" into one `nil`.
-        guard let changeDetecting, let ownerCount = following.withLock({ $0?.owner }).map({ $0.currentChangeCount() })
-        else { return }
-        guard let count = ownerCount else {
-            // The owner's lock is held, and waiting for it here could deadlock with a flush made under it: ask
-            // again shortly, rather than leave a notified change to the safety net.
+        // The check never holds the owner across the storage's reads, and a container's count is read without it
+        // (see `PersistenceOwner.changeCountReader()`): an owner whose last reference goes meanwhile ends on the
+        // thread that let it go, which writes what is pending and frees the key before it goes on, instead of here
+        // once the check is over (a new container of the key was reported a duplicate).
+        guard let changeDetecting, let readChangeCount = following.withLock({ $0?.readChangeCount }) else { return }
+        let count: UInt64
+        switch readChangeCount() {
+        case .count(let ownerCount):
+            count = ownerCount
+        case .ended:
+            return
+        case .busy:
+            // Waiting for the owner's lock here could deadlock with a flush made under it: ask again shortly,
+            // rather than leave a notified change to the safety net.
             let delay = machine.withLock { $0.ownerWasBusy() }
             Task.detached { [weak self, clock] in
                 try? await clock.sleep(for: delay)

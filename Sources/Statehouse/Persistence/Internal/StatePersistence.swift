@@ -43,6 +43,8 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// The owner whose outside changes are followed, and what looks for them.
     struct Following: Sendable {
         weak var owner: (any PersistenceOwner<Value>)?
+        /// The owner's ``PersistenceOwner/changeCountReader()``.
+        let readChangeCount: @Sendable () -> OwnerChangeCount
         /// The polls (the safety net, when watching).
         var checks: Task<Void, Never>?
         /// The storage's notifications, when watching.
