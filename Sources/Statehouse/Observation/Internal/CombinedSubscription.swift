@@ -1,8 +1,8 @@
 /// Several listeners behind one token: cancelling it cancels each, with each one's guarantee (no call of any of them
-/// starts after `cancel()` returns).
+/// starts after `cancel()` returns, or is still running).
 ///
-/// Its own handshake is never used: it makes no calls, so ``Subscription/cancel()`` finds no call to wait for once
-/// ``detach()`` has cancelled the parts, which wait for theirs.
+/// Its own handshake is never used: it makes no calls. Its calls in progress are its parts', so waiting for them is
+/// cancelling the parts again, which a cancel that did not detach (a second one, on another thread) does too.
 // @unchecked restates Subscription's conformance: this subclass adds only a `let` array of tokens, which are Sendable.
 final class CombinedSubscription: Subscription, @unchecked Sendable {
     private let parts: [SubscriptionToken]
@@ -14,6 +14,10 @@ final class CombinedSubscription: Subscription, @unchecked Sendable {
 
     override func detach() {
         for part in parts { part.cancel() }
+    }
+
+    override func waitForCallInProgress() {
+        detach()
     }
 }
 

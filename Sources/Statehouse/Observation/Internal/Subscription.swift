@@ -20,7 +20,13 @@ import Synchronization
 // only add `let` properties or weak references, which are safe to read from any thread.
 @usableFromInline class Subscription: @unchecked Sendable {
     @usableFromInline let callingThread = Atomic<UInt>(0)
-    @usableFromInline let cancelled = Atomic<Bool>(false)
+    /// ``live``, ``cancelled``, or ``cancelledWithoutWaiting``: the flag of the handshake, and whether a cancellation
+    /// may wait for a call in progress.
+    @usableFromInline let cancellation = Atomic<UInt8>(live)
+    @usableFromInline static var live: UInt8 { 0 }
+    @usableFromInline static var cancelled: UInt8 { 1 }
+    /// Cancelled by ``cancelWithoutWaiting()``: later cancellations do not wait either (see there).
+    @usableFromInline static var cancelledWithoutWaiting: UInt8 { 2 }
     /// Whether the listener runs on a queue: delivering then only enqueues the call, which ``invoke(on:_:)`` guards
     /// on the queue.
     @usableFromInline let isQueued: Bool
@@ -33,21 +39,21 @@ import Synchronization
     /// Whether ``cancel()`` has been called.
     @inlinable
     final var isCancelled: Bool {
-        cancelled.load(ordering: .sequentiallyConsistent)
+        cancellation.load(ordering: .sequentiallyConsistent) != Self.live
     }
 
     /// A cheap early check that may still say `true` for a moment after another thread cancelled; ``invoke(on:_:)``
     /// makes the exact one.
     @inlinable
     final var mayBeLive: Bool {
-        !cancelled.load(ordering: .relaxed)
+        cancellation.load(ordering: .relaxed) == Self.live
     }
 
     /// Runs `call` unless the subscription was cancelled; `thread` is ``currentThreadIdentity()`` of the caller.
     @inlinable @inline(__always)
     final func invoke(on thread: UInt, _ call: () -> Void) {
         callingThread.store(thread, ordering: .sequentiallyConsistent)
-        if !cancelled.load(ordering: .sequentiallyConsistent) {
+        if cancellation.load(ordering: .sequentiallyConsistent) == Self.live {
             call()
         }
         callingThread.store(0, ordering: .releasing)
@@ -70,7 +76,27 @@ import Synchronization
     /// `cancel()` that waits for this thread's call (two listeners cancelling each other from inside their calls),
     /// it returns without waiting, since neither wait could ever end.
     final func cancel() {
-        guard cancelWithoutWaiting() else { return }
+        // The load first spares a cancelled subscription the atomic exchange: a token cancelled, then let go, cancels
+        // twice.
+        var state = cancellation.load(ordering: .acquiring)
+        if state == Self.live {
+            state = cancellation.compareExchange(
+                expected: Self.live, desired: Self.cancelled, ordering: .sequentiallyConsistent
+            ).original
+            if state == Self.live { detach() }
+        }
+        // Every cancel waits, not only the one that set the flag: a second cancel on another thread returned while
+        // the call the first one waited for still ran.
+        if state != Self.cancelledWithoutWaiting { waitForCallInProgress() }
+    }
+
+    /// Returns once no call of the listener is in progress on another thread (see ``cancel()``).
+    ///
+    /// The flag is set already, whoever set it: a call that starts now sees it and skips the listener, and a call
+    /// that started before it was set published its thread first, which this sees (the handshake in the type's
+    /// comment; a cancel that found the flag set read it with acquire ordering from the exchange that set it).
+    func waitForCallInProgress() {
+        if callingThread.load(ordering: .sequentiallyConsistent) == 0 { return }
         let me = currentThreadIdentity()
         var waits = 0
         var registered = false
@@ -93,22 +119,18 @@ import Synchronization
         }
     }
 
-    /// Stops delivery without waiting for a call in progress on another thread; idempotent.
+    /// Stops delivery without waiting for a call in progress on another thread, now or in any later ``cancel()``;
+    /// idempotent.
     ///
     /// Only for a listener of the library's own whose call may safely outlive its cancellation: an async stream's,
     /// whose late `yield` the ended stream drops. A stream is cancelled from its task's cancellation handler, which
     /// runs with that task's status lock held, and the call ``cancel()`` would wait for may be a `yield` that is
-    /// resuming that very task, so waiting for its lock: neither wait would ever end.
-    ///
-    /// - Returns: Whether this call cancelled the subscription (`false` if it was cancelled before).
-    @discardableResult
-    final func cancelWithoutWaiting() -> Bool {
-        // The load first spares a cancelled subscription the atomic exchange: a token cancelled, then let go, cancels
-        // twice.
-        guard !cancelled.load(ordering: .acquiring), !cancelled.exchange(true, ordering: .sequentiallyConsistent)
-        else { return false }
-        detach()
-        return true
+    /// resuming that very task, so waiting for its lock: neither wait would ever end. A later `cancel()` may run
+    /// there too (the handler lets go of the token it captured), so it must not wait either.
+    func cancelWithoutWaiting() {
+        if cancellation.exchange(Self.cancelledWithoutWaiting, ordering: .sequentiallyConsistent) == Self.live {
+            detach()
+        }
     }
 
     /// Removes the subscription's listener from its owner. Called once, by the first ``cancel()`` or
@@ -145,5 +167,10 @@ final class CancelWaits: Sendable {
 
     func end(_ thread: UInt) {
         _ = waiting.withLock { $0.removeValue(forKey: thread) }
+    }
+
+    /// Whether `thread` is waiting in a `cancel()` for a call that lasts: how a test knows a cancellation blocks.
+    func isWaiting(_ thread: UInt) -> Bool {
+        waiting.withLock { $0[thread] != nil }
     }
 }

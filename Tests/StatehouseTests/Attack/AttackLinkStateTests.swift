@@ -1,0 +1,264 @@
+// Attacks 2e870a6 (the container's state and lock moved into its ContainerLink, taken out by the deinit) and c6392e8
+// (tokens and subscriptions borrow what they cancel through; a second cancel skips the exchange after a load), by a
+// reviewer in session 17. It found an older defect: a second cancel() on another thread returned while the call the
+// first one waited for still ran. Its two hammers (1,200 rounds of containers ended while tokens leave; persisted
+// containers polled every millisecond) found nothing, and in a full ThreadSanitizer run they pushed two other suites
+// past their deadlines (3 runs of 3): they are left out.
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+@testable import Statehouse
+import StatehouseTestSupport
+
+// MARK: - Helpers
+
+/// A weak reference any thread may read.
+private final class StateWeak<T: AnyObject & Sendable>: Sendable {
+    weak let object: T?
+    init(_ object: T?) { self.object = object }
+}
+
+/// Something a listener captures, to see when the listener's closure is let go.
+private final class Canary: Sendable {}
+
+/// The only strong reference to an object, that a thread of the test lets go outside any lock.
+private final class LastReference<T: AnyObject & Sendable>: Sendable {
+    private let slot: Locked<T?>
+    init(_ object: T) { slot = Locked(object) }
+
+    /// Lets go of the object on the calling thread, after this box's lock is released: its deinit runs here.
+    func letGo() {
+        withExtendedLifetime(slot.withLock { $0.take() }) {}
+    }
+
+    /// A strong reference, if the object was not let go (it may be the last one once the caller holds it).
+    var object: T? { slot.withLock { $0 } }
+}
+
+/// A listener call that stays inside until let out, and says whether it is inside.
+private final class HeldCall: Sendable {
+    let entered = DispatchSemaphore(value: 0)
+    private let release = DispatchSemaphore(value: 0)
+    private let inside = Atomic<Bool>(false)
+
+    func call() {
+        inside.store(true, ordering: .sequentiallyConsistent)
+        entered.signal()
+        _ = release.wait(timeout: .now() + .seconds(attackPatience))
+        inside.store(false, ordering: .sequentiallyConsistent)
+    }
+
+    var isInside: Bool { inside.load(ordering: .sequentiallyConsistent) }
+
+    func letOut() { release.signal() }
+}
+
+/// Runs `body` on a thread of its own; the semaphore is signalled once it returned.
+private func onAThreadOfItsOwn(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        body()
+        done.signal()
+    }
+    return done
+}
+
+/// Cancels `token` on a thread of its own while `held`'s call is inside, lets the call out once that `cancel()` waits
+/// for it (seen in `CancelWaits`, after its first hundred yields) or returned, and says whether it returned with the
+/// call still inside; `nil` if it neither waited nor returned within the deadline.
+private func cancelWhileTheCallIsHeld(_ token: SubscriptionToken, _ held: HeldCall) async -> Bool? {
+    let thread = Atomic<UInt>(0)
+    let returned = Atomic<Bool>(false)
+    let insideWhenReturned = Atomic<Bool>(false)
+    let done = onAThreadOfItsOwn {
+        thread.store(currentThreadIdentity(), ordering: .sequentiallyConsistent)
+        token.cancel()
+        insideWhenReturned.store(held.isInside, ordering: .sequentiallyConsistent)
+        returned.store(true, ordering: .sequentiallyConsistent)
+    }
+    let waitingOrReturned = await offThePool {
+        attackSpin(timeout: .seconds(60)) {
+            let canceller = thread.load(ordering: .sequentiallyConsistent)
+            return returned.load(ordering: .sequentiallyConsistent)
+                || (canceller != 0 && CancelWaits.shared.isWaiting(canceller))
+        }
+    }
+    held.letOut()
+    guard waitingOrReturned, await attackWait(for: done) else { return nil }
+    return insideWhenReturned.load(ordering: .sequentiallyConsistent)
+}
+
+/// Delivers 1 to `container` on a thread of its own, a call `held` holds; cancels `token` on another thread, which
+/// waits for that call; then cancels it again with ``cancelWhileTheCallIsHeld(_:_:)``, whose answer it returns.
+private func cancelTwiceWhileTheCallIsHeld(
+    _ container: StateContainer<Int>, _ token: SubscriptionToken, _ held: HeldCall
+) async -> Bool? {
+    let delivered = onAThreadOfItsOwn { container.modify(1) }
+    #expect(await attackWait(for: held.entered))
+    let firstReturned = onAThreadOfItsOwn { token.cancel() }
+    let flagSet = await offThePool { attackSpin(timeout: .seconds(60)) { token.isCancelled } }
+    #expect(flagSet)
+    let insideWhenSecondReturned = await cancelWhileTheCallIsHeld(token, held)
+    #expect(await attackWait(for: firstReturned), "the first cancel() never returned")
+    #expect(await attackWait(for: delivered))
+    return insideWhenSecondReturned
+}
+
+// MARK: - The deinit and a leaving subscription, deterministic
+
+@Suite(.serialized) struct AttackLinkStateDeinitTests {
+    /// The deinit takes the state out, then cancels the subscriptions, waiting for a queued call in progress. A
+    /// token it already cancelled must have its closure released once `cancel()` returns ("the closure is released,
+    /// at once", Listeners.md), not kept in the taken-out state until the deinit's last wait ended.
+    /// Mutant caught (verified): the deinit emptying the taken-out table only after its cancellations.
+    @Test func aTokenCancelledByTheDeinitHasItsClosureReleasedWhileTheDeinitWaitsForAQueuedCall() async {
+        var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.release.\(UUID().uuidString)")
+        var canary: Canary? = Canary()
+        let weakCanary = StateWeak(canary)
+        let token = container!.observe { [canary] _ in withExtendedLifetime(canary) {} }
+        canary = nil
+        let held = HeldCall()
+        let queued = container!.observe(on: .queue(DispatchQueue(label: "attack.linkstate.release"))) { value in
+            if value == 1 { held.call() }
+        }
+        container!.modify(1)
+        #expect(await attackWait(for: held.entered))
+        let last = LastReference(container.take()!)
+        let ended = onAThreadOfItsOwn { last.letGo() }
+        // The deinit cancelled `token` (slot 0), then `queued` (slot 1), and waits for the queued call.
+        let deinitWaits = await offThePool {
+            attackSpin(timeout: .seconds(60)) { token.isCancelled && queued.isCancelled }
+        }
+        #expect(deinitWaits)
+        token.cancel()
+        let releasedOnceCancelled = weakCanary.object == nil
+        held.letOut()
+        #expect(await attackWait(for: ended), "the deinit never returned")
+        #expect(releasedOnceCancelled, "cancel() returned, and the closure it cancelled is still alive")
+        #expect(weakCanary.object == nil, "the closure outlived its container's deinit")
+    }
+
+    /// The deinit cancels a queued subscription whose call is in progress (no strong reference to the container
+    /// there): once the deinit returned, that call has ended, and no call starts after.
+    /// Mutant caught (verified, 5 of 5 rounds): the deinit cancelling with `cancelWithoutWaiting()`.
+    @Test func afterTheDeinitReturnsNoQueuedCallIsRunning() async {
+        for round in 0..<5 {
+            var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.q.\(round).\(UUID())")
+            let probe = AttackCancelProbe()
+            let lateCalls = AttackCounter()
+            let ended = AttackFlag()
+            let token = container!.observe(on: .queue(DispatchQueue(label: "attack.linkstate.q"))) { _ in
+                if ended.isSet { lateCalls.increment() }
+                probe.call()
+            }
+            container!.modify(1)
+            #expect(await attackWait(for: probe.entered))
+            let last = LastReference(container.take()!)
+            let callEnded = await probe.cancel {
+                last.letGo()
+                ended.set()
+            }
+            #expect(callEnded, "round \(round): the deinit returned while a queued call of its listener ran")
+            #expect(token.isCancelled)
+            token.cancel()
+            #expect(lateCalls.value == 0)
+        }
+    }
+
+    /// A second `cancel()` of one token, on another thread, while the first waits for the call in progress: it must
+    /// wait too ("after cancel() returns, no call ... is still running"). Failed before session 17's fix: the
+    /// second cancel found the flag set and returned at once (a defect older than c6392e8's pre-check).
+    @Test func aSecondCancelOnAnotherThreadWaitsForTheCallInProgress() async {
+        let container = StateContainer(0, key: "attack.linkstate.twice.\(UUID().uuidString)")
+        let held = HeldCall()
+        let token = container.observe { value in if value == 1 { held.call() } }
+        let insideWhenSecondReturned = await cancelTwiceWhileTheCallIsHeld(container, token, held)
+        #expect(insideWhenSecondReturned == false, "the second cancel() returned while the listener's call still ran")
+    }
+
+    /// The same for a token combining several (as StatehouseMetrics makes): its calls are its parts', so a second
+    /// cancel waits by cancelling the parts again, each of which waits for its own call.
+    @Test func aSecondCancelOfACombinedTokenWaitsForItsPartsCall() async {
+        let container = StateContainer(0, key: "attack.linkstate.combined.\(UUID().uuidString)")
+        let held = HeldCall()
+        let token = SubscriptionToken(combining: [
+            container.observe { _ in },
+            container.observe { value in if value == 1 { held.call() } },
+        ])
+        let insideWhenSecondReturned = await cancelTwiceWhileTheCallIsHeld(container, token, held)
+        #expect(insideWhenSecondReturned == false, "the second cancel() returned while a part's call still ran")
+    }
+
+    /// The same through the deinit: the container ends (its deinit cancels a queued subscription and waits for its
+    /// call), and the token's own `cancel()` on another thread returned at once, the call still running (failed
+    /// before session 17's fix, same root cause as the test above).
+    @Test func aTokenCancelledWhileItsContainersDeinitWaitsWaitsForTheCallToo() async {
+        var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.dq.\(UUID().uuidString)")
+        let held = HeldCall()
+        let token = container!.observe(on: .queue(DispatchQueue(label: "attack.linkstate.dq"))) { value in
+            if value == 1 { held.call() }
+        }
+        container!.modify(1)
+        #expect(await attackWait(for: held.entered))
+        let last = LastReference(container.take()!)
+        let ended = onAThreadOfItsOwn { last.letGo() }
+        let flagSet = await offThePool { attackSpin(timeout: .seconds(60)) { token.isCancelled } }
+        #expect(flagSet)
+        let insideWhenCancelReturned = await cancelWhileTheCallIsHeld(token, held)
+        #expect(await attackWait(for: ended), "the deinit never returned")
+        #expect(insideWhenCancelReturned == false, "cancel() returned while the listener's queued call still ran")
+    }
+
+    /// A queued listener holds the container's last reference and lets go of it inside its own call: the deinit runs
+    /// on the queue's thread, inside that call (it must not wait for itself), while another queued listener's call
+    /// is held; that one, let out, cancels a third token. Everything ends, and the link goes with the tokens.
+    /// Mutant caught (verified, a crash): `removeListener` force-unwrapping the state (`$0!.remove`).
+    @Test func aContainerEndsInsideItsOwnQueuedListenersCall() async {
+        for round in 0..<10 {
+            var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.own.\(round).\(UUID())")
+            let weakContainer = StateWeak(container)
+            let weakLink = StateWeak(container!.link)
+            let last = LastReference(container.take()!)
+            let held = HeldCall()
+            let modified = AttackFlag()
+            let third = Locked<SubscriptionToken?>(last.object!.observe { _ in })
+            let endedInside = DispatchSemaphore(value: 0)
+            var other: SubscriptionToken? = last.object!.observe(on: .queue(DispatchQueue(label: "attack.ls.b"))) {
+                value in
+                guard value == 1 else { return }
+                held.call()
+                third.withLock { $0 }?.cancel()
+            }
+            var own: SubscriptionToken? = last.object!.observe(on: .queue(DispatchQueue(label: "attack.ls.a"))) {
+                value in
+                guard value == 1 else { return }
+                attackSpin(timeout: .seconds(60)) { modified.isSet && held.isInside }
+                last.letGo()  // the last reference: the deinit runs here, inside this call
+                endedInside.signal()
+            }
+            let modifier = onAThreadOfItsOwn {
+                last.object?.modify(1)
+                modified.set()
+            }
+            #expect(await attackWait(for: modifier))
+            #expect(await attackWait(for: held.entered))
+            // The deinit now waits for `other`'s call.
+            do {
+                // Scoped: a debug build keeps a local alive until the end of its scope.
+                let otherToken = other!
+                let waits = await offThePool { attackSpin(timeout: .seconds(60)) { otherToken.isCancelled } }
+                #expect(waits)
+                held.letOut()
+                #expect(await attackWait(for: endedInside, seconds: 30), "round \(round): the deinit never returned")
+                #expect(weakContainer.object == nil)
+                #expect(own!.isCancelled && otherToken.isCancelled && third.withLock { $0!.isCancelled })
+            }
+            own = nil
+            other = nil
+            third.withLock { $0 = nil }
+            let linkGone = await eventually(timeout: .seconds(20)) { weakLink.object == nil }
+            #expect(linkGone, "round \(round): the link outlived its container and every token")
+        }
+    }
+}
