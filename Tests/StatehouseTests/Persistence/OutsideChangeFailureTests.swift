@@ -35,10 +35,15 @@ struct OutsideChangeFailureTests {
         #expect(try storage.base.load(key: kept) == alien)
         #expect(count.value == 5)
 
+        // Seen through a listener, not by reading `count.value` while the check runs: that read takes the
+        // container's lock, and a check that found it held would ask again on the manual clock, which stands still.
+        let seen = Recorder<Int>()
+        let token = count.observe { seen.append($0) }
         try storage.base.save(Data("7".utf8), key: "outside.undecodable")
         storage.notify()
-        #expect(await eventually { count.value == 7 })
+        #expect(await eventually { seen.elements.last == 7 })
         #expect(await eventually { errors.value == nil })
+        token.cancel()
     }
 
     @Test func dataAnotherProcessStoredThatCannotBeKeptAsideIsNeverWrittenOver() async throws {
