@@ -3,7 +3,7 @@
 // reviewer in session 17. It found an older defect: a second cancel() on another thread returned while the call the
 // first one waited for still ran. Its two hammers (1,200 rounds of containers ended while tokens leave; persisted
 // containers polled every millisecond) found nothing, and in a full ThreadSanitizer run they pushed two other suites
-// past their deadlines (3 runs of 3): they are left out.
+// past their deadlines (5 runs of 5): they are left out.
 import Dispatch
 import Foundation
 import Synchronization
@@ -12,12 +12,6 @@ import Testing
 import StatehouseTestSupport
 
 // MARK: - Helpers
-
-/// A weak reference any thread may read.
-private final class StateWeak<T: AnyObject & Sendable>: Sendable {
-    weak let object: T?
-    init(_ object: T?) { self.object = object }
-}
 
 /// Something a listener captures, to see when the listener's closure is let go.
 private final class Canary: Sendable {}
@@ -115,7 +109,7 @@ private func cancelTwiceWhileTheCallIsHeld(
     @Test func aTokenCancelledByTheDeinitHasItsClosureReleasedWhileTheDeinitWaitsForAQueuedCall() async {
         var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.release.\(UUID().uuidString)")
         var canary: Canary? = Canary()
-        let weakCanary = StateWeak(canary)
+        let weakCanary = AttackWeak(canary)
         let token = container!.observe { [canary] _ in withExtendedLifetime(canary) {} }
         canary = nil
         let held = HeldCall()
@@ -217,8 +211,8 @@ private func cancelTwiceWhileTheCallIsHeld(
     @Test func aContainerEndsInsideItsOwnQueuedListenersCall() async {
         for round in 0..<10 {
             var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.own.\(round).\(UUID())")
-            let weakContainer = StateWeak(container)
-            let weakLink = StateWeak(container!.link)
+            let weakContainer = AttackWeak(container)
+            let weakLink = AttackWeak(container!.link)
             let last = LastReference(container.take()!)
             let held = HeldCall()
             let modified = AttackFlag()

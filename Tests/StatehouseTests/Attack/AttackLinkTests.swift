@@ -14,12 +14,6 @@ import Testing
 @testable import Statehouse
 import StatehouseTestSupport
 
-/// A weak reference that threads can share: it is never reassigned, and the objects it points to are `Sendable`.
-private final class WeakBox<T: AnyObject & Sendable>: Sendable {
-    weak let object: T?
-    init(_ object: T?) { self.object = object }
-}
-
 /// A barrier for `count` threads, spinning (the threads are of their own, never the cooperative pool's).
 private final class SpinBarrier: Sendable {
     private let arrived = Atomic<Int>(0)
@@ -100,8 +94,8 @@ private final class SpinBarrier: Sendable {
             var tokens: [SubscriptionToken?]
         }
         let rounds = Locked<[Round]>([])
-        let weakContainers = Locked<[WeakBox<StateContainer<Int>>]>([])
-        let weakLinks = Locked<[WeakBox<ContainerLink<Int>>]>([])
+        let weakContainers = Locked<[AttackWeak<StateContainer<Int>>]>([])
+        let weakLinks = Locked<[AttackWeak<ContainerLink<Int>>]>([])
         let calls = Atomic<Int>(0)
         for i in 0..<iterations {
             let container = StateContainer(0, key: "attack.link.hammer.\(i).\(UUID().uuidString)")
@@ -109,8 +103,8 @@ private final class SpinBarrier: Sendable {
             for _ in 0..<(threads - 1) * 2 {
                 tokens.append(container.observe { _ in calls.add(1, ordering: .relaxed) })
             }
-            weakContainers.withLock { $0.append(WeakBox(container)) }
-            weakLinks.withLock { $0.append(WeakBox(container.link)) }
+            weakContainers.withLock { $0.append(AttackWeak(container)) }
+            weakLinks.withLock { $0.append(AttackWeak(container.link)) }
             rounds.withLock { $0.append(Round(container: container, tokens: tokens)) }
         }
         let barrier = SpinBarrier(threads)
@@ -147,11 +141,11 @@ private final class SpinBarrier: Sendable {
         let iterations = 400
         let threads = 4
         let lateCalls = Atomic<Int>(0)
-        let weakContainers = Locked<[WeakBox<StateContainer<Int>>]>([])
+        let weakContainers = Locked<[AttackWeak<StateContainer<Int>>]>([])
         for i in 0..<iterations {
             let a = StateContainer(0, key: "attack.link.pair.a.\(i).\(UUID().uuidString)")
             let b = StateContainer(0, key: "attack.link.pair.b.\(i).\(UUID().uuidString)")
-            weakContainers.withLock { $0.append(contentsOf: [WeakBox(a), WeakBox(b)]) }
+            weakContainers.withLock { $0.append(contentsOf: [AttackWeak(a), AttackWeak(b)]) }
             let held = Locked<[(SubscriptionToken, DoneFlag)]>([])
             @Sendable func cancelAll() {
                 let all = held.withLock { held in defer { held = [] }; return held }
@@ -200,8 +194,8 @@ private final class DoneFlag: Sendable {
 @Suite struct AttackLinkMemoryTests {
     @Test func aContainerTokenDoesNotKeepItsContainerAliveAndTheLinkGoesWithTheTokens() {
         var container: StateContainer<Int>? = StateContainer(0, key: "attack.link.weak.\(UUID().uuidString)")
-        let weakContainer = WeakBox(container)
-        let weakLink = WeakBox(container!.link)
+        let weakContainer = AttackWeak(container)
+        let weakLink = AttackWeak(container!.link)
         let calls = Recorder<Int>()
         var tokens: [SubscriptionToken] = (0..<3).map { _ in container!.observe { calls.append($0) } }
         container!.bind(name: "n") { _ in }
@@ -217,7 +211,7 @@ private final class DoneFlag: Sendable {
 
     @Test func aStoreDiesOnceItsTokensAreCancelledEvenWithAQueuedRegistration() async {
         var store: Store<Counter, CounterAction>? = makeCounterStore()
-        let weakStore = WeakBox(store)
+        let weakStore = AttackWeak(store)
         let tokens = Locked<[SubscriptionToken]>([])
         // A registration queued from inside a subscriber (the store is busy): it holds the store until it runs.
         let outer = store!.subscribe(\.count) { [weak store] count in
@@ -236,10 +230,10 @@ private final class DoneFlag: Sendable {
 
     @Test func storesDieAfterSubscribersRaceDispatches() async {
         let iterations = 200
-        let weakStores = Locked<[WeakBox<Store<Counter, CounterAction>>]>([])
+        let weakStores = Locked<[AttackWeak<Store<Counter, CounterAction>>]>([])
         for _ in 0..<iterations {
             let store = makeCounterStore()
-            weakStores.withLock { $0.append(WeakBox(store)) }
+            weakStores.withLock { $0.append(AttackWeak(store)) }
             let box = Locked<Store<Counter, CounterAction>?>(store)
             await onNewThreads(3) { thread in
                 guard let store = box.withLock({ $0 }) else { return }
@@ -375,8 +369,8 @@ private final class DoneFlag: Sendable {
             var container: StateContainer<Int>? = StateContainer(0, key: "attack.link.window.\(round).\(UUID())")
             let calls = Atomic<Int>(0)
             var token: SubscriptionToken? = container!.observe { _ in calls.add(1, ordering: .relaxed) }
-            let weakContainer = WeakBox(container)
-            let weakLink = WeakBox(container!.link)
+            let weakContainer = AttackWeak(container)
+            let weakLink = AttackWeak(container!.link)
             let (cancelled, ended) = await cancelWhileTheContainerEnds(&container, cancelling: token!)
             #expect(await attackWait(for: cancelled, seconds: 15), "round \(round): the cancellation never returned")
             #expect(await attackWait(for: ended, seconds: 15), "round \(round): the deinit never returned")

@@ -35,12 +35,6 @@ private func holdNextCheck(_ storage: CheckedStorage) -> (entered: DispatchSemap
     return hold
 }
 
-/// A weak reference any thread may read.
-private final class OwnerWeak<Object: AnyObject & Sendable>: Sendable {
-    weak let object: Object?
-    init(_ object: Object?) { self.object = object }
-}
-
 /// A container of `key` on `storage` that follows its notifications, on a clock that never ticks unless the test
 /// advances it: a coalesced change stays pending until the container ends or is flushed, and no poll checks.
 private func followedContainer(
@@ -299,7 +293,7 @@ struct AttackOwnerDuringCheckTests {
         let storage = CheckedStorage()
         let key = "attack.ownerDuringCheck.applier.\(UUID().uuidString)"
         let holder = Locked<StateContainer<Int>?>(followedContainer(key, on: storage, writes: .writeThrough))
-        let container = OwnerWeak(holder.withLock { $0 })
+        let container = AttackWeak(holder.withLock { $0 })
         let persistence = try #require(holder.withLock { $0?.persistence } as? StatePersistence<Int>)
         await drained(persistence)
         let heard = Recorder<Int>()
@@ -445,7 +439,7 @@ struct AttackOwnerDuringCheckTests {
                 state = action
             }
         )
-        let store = OwnerWeak(holder.withLock { $0 })
+        let store = AttackWeak(holder.withLock { $0 })
         let persistence = try #require(holder.withLock { $0?.persistence } as? StatePersistence<Int>)
         await drained(persistence)
         #expect(await eventually { clock.sleepers() == 1 })  // the safety net
@@ -489,7 +483,7 @@ struct AttackOwnerDuringCheckTests {
         let holder = Locked<StateContainer<Int>?>(
             followedContainer(key, on: storage, writes: writeThrough ? .writeThrough : .coalesced)
         )
-        let container = OwnerWeak(holder.withLock { $0 })
+        let container = AttackWeak(holder.withLock { $0 })
         let persistence = try #require(holder.withLock { $0?.persistence } as? StatePersistence<Int>)
         await drained(persistence)
         let inListener = DispatchSemaphore(value: 0)
@@ -544,7 +538,7 @@ struct AttackOwnerDuringCheckTests {
         let key = "attack.ownerDuringCheck.storm.\(UUID().uuidString)"
         let tag = RoundTag()
         /// Each round's container, whether its thread let it go, and whether it had a change pending.
-        let rounds = Locked<[Int: (container: OwnerWeak<StateContainer<Int>>, letGo: Bool, pending: Bool)]>([:])
+        let rounds = Locked<[Int: (container: AttackWeak<StateContainer<Int>>, letGo: Bool, pending: Bool)]>([:])
         let heldAcrossARead = Recorder<Int>()
         let storage = CheckedStorage {
             guard let round = DispatchQueue.getSpecific(key: tag.key) else { return }
@@ -609,7 +603,7 @@ struct AttackOwnerDuringCheckTests {
                     return
                 }
                 persistence.writer.setSpecific(key: tag.key, value: round)
-                rounds.withLock { $0[round] = (OwnerWeak(container), false, pending) }
+                rounds.withLock { $0[round] = (AttackWeak(container), false, pending) }
                 if !pending,
                     !attackSpin(timeout: .seconds(attackPatience), until: { (container?.value ?? 0) >= 1_000_000 })
                 {

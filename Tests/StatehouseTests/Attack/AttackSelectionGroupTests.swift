@@ -34,11 +34,6 @@ private final class SGSlot<T: Sendable>: Sendable {
     var value: T? { storage.withLock { $0 } }
 }
 
-private final class SGWeakSlot<T: AnyObject & Sendable>: Sendable {
-    weak let object: T?
-    init(_ object: T) { self.object = object }
-}
-
 /// Counts how many instances live, to catch leaks and over-releases of selected objects.
 private let liveRefs = SGCounter()
 private let madeRefs = SGCounter()

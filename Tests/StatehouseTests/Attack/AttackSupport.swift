@@ -231,6 +231,12 @@ final class AttackFlakyStorage: StateStorage {
     }
 }
 
+/// A weak reference any thread may read: it is never reassigned, and the object is `Sendable`.
+final class AttackWeak<Object: AnyObject & Sendable>: Sendable {
+    weak let object: Object?
+    init(_ object: Object?) { self.object = object }
+}
+
 /// A value set once another thread may read it: a scoped store made after the closure that reads it.
 final class AttackSlot<Value: Sendable>: Sendable {
     private let slot = Locked<Value?>(nil)
