@@ -77,8 +77,10 @@ import Synchronization
     /// it returns without waiting, since neither wait could ever end.
     final func cancel() {
         // The load first spares a cancelled subscription the atomic exchange: a token cancelled, then let go, cancels
-        // twice.
-        var state = cancellation.load(ordering: .acquiring)
+        // twice. Sequentially consistent, as the handshake's other accesses are: an acquiring load that saw the flag
+        // set elsewhere could, in the memory model, still miss a call that started before it was set (a plain load
+        // on x86 either way).
+        var state = cancellation.load(ordering: .sequentiallyConsistent)
         if state == Self.live {
             state = cancellation.compareExchange(
                 expected: Self.live, desired: Self.cancelled, ordering: .sequentiallyConsistent
@@ -94,7 +96,7 @@ import Synchronization
     ///
     /// The flag is set already, whoever set it: a call that starts now sees it and skips the listener, and a call
     /// that started before it was set published its thread first, which this sees (the handshake in the type's
-    /// comment; a cancel that found the flag set read it with acquire ordering from the exchange that set it).
+    /// comment; a cancel that found the flag set read it, sequentially consistent, after the exchange that set it).
     func waitForCallInProgress() {
         if callingThread.load(ordering: .sequentiallyConsistent) == 0 { return }
         let me = currentThreadIdentity()
