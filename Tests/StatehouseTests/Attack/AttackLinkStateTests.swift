@@ -48,15 +48,6 @@ private final class HeldCall: Sendable {
     func letOut() { release.signal() }
 }
 
-/// Runs `body` on a thread of its own; the semaphore is signalled once it returned.
-private func onAThreadOfItsOwn(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
-    let done = DispatchSemaphore(value: 0)
-    Thread.detachNewThread {
-        body()
-        done.signal()
-    }
-    return done
-}
 
 /// Cancels `token` on a thread of its own while `held`'s call is inside, lets the call out once that `cancel()` waits
 /// for it (seen in `CancelWaits`, after its first hundred yields) or returned, and says whether it returned with the

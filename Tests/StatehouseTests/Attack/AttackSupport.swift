@@ -231,6 +231,16 @@ final class AttackFlakyStorage: StateStorage {
     }
 }
 
+/// Runs `body` on a thread of its own; the semaphore is signalled once it returned.
+func onAThreadOfItsOwn(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        body()
+        done.signal()
+    }
+    return done
+}
+
 /// A weak reference any thread may read: it is never reassigned, and the object is `Sendable`.
 final class AttackWeak<Object: AnyObject & Sendable>: Sendable {
     weak let object: Object?
