@@ -49,6 +49,6 @@ extension StateContainer {
             if case .synchronous = delivery { log(value) }
         }
         if case .synchronous = delivery { return counting }
-        return SubscriptionToken(combining: [counting, observe(on: delivery, log)])
+        return .combining([counting, observe(on: delivery, log)])
     }
 }

@@ -26,10 +26,10 @@ final class ContainerLink<Value: Sendable>: Sendable {
     /// Removes a cancelled listener; returns its entry, to be let go outside every lock (see `ObserverTable.remove`).
     ///
     /// A closure made by the container's inlined initializer, so it runs code specialized for `Value`: a method
-    /// called from `Subscription.cancel()` would run generic code, about 5,000 instructions per cancellation instead
-    /// of a few hundred. The entry comes back as an existential (24 bytes, stored inline) for the same reason: the
-    /// unspecialized caller destroyed an `ObserverTable<Value>.Entry?` through its metadata (1,726 instructions per
-    /// subscribe + cancel instead of 1,093).
+    /// called from `SubscriptionToken.cancel()` would run generic code, about 5,000 instructions per cancellation
+    /// instead of a few hundred. The entry comes back as an existential (24 bytes, stored inline) for the same
+    /// reason: the unspecialized caller destroyed an `ObserverTable<Value>.Entry?` through its metadata (1,726
+    /// instructions per subscribe + cancel instead of 1,093).
     @usableFromInline typealias Remover =
         @Sendable (ContainerLink<Value>, ContainerSubscription<Value>) -> (any Sendable)?
     @usableFromInline let removeListener: Remover

@@ -71,8 +71,14 @@ struct ContainerState<Value: Sendable>: Sendable {
         initial: Bool
     ) -> DeliveryRound<Value>? {
         let entry = Observers.Entry(subscription: subscription, body: body)
+        // Without `initial`, the entry moves into the table: copying it cost an `unowned` retain and release (about
+        // 70 instructions; the compiler merged the strong ones an entry held before).
+        guard initial else {
+            observers.insert(entry, at: Int(subscription.slot))
+            return nil
+        }
         observers.insert(entry, at: Int(subscription.slot))
-        return initial ? startOrQueue(DeliveryRound(value: value, kind: .initial(entry))) : nil
+        return startOrQueue(DeliveryRound(value: value, kind: .initial(entry)))
     }
 
     /// Removes the listener of `subscription`; returns its entry, which the caller lets go outside the lock (see
@@ -82,17 +88,20 @@ struct ContainerState<Value: Sendable>: Sendable {
         observers.remove(subscription, at: Int(subscription.slot))
     }
 
-    /// Makes `subscription` the listener named `name`; returns the entry it replaces, already removed, whose
-    /// subscription the caller cancels.
-    mutating func bind(_ subscription: ContainerSubscription<Value>, name: String) -> Observers.Entry? {
+    /// A listener taken out of the lists: its subscription, which the caller cancels, and its entry, already out of
+    /// the table, which the caller lets go outside the lock (see ``ObserverTable/remove(_:at:)``).
+    typealias Removed = (subscription: ContainerSubscription<Value>, entry: Observers.Entry?)
+
+    /// Makes `subscription` the listener named `name`; returns the one it replaces.
+    mutating func bind(_ subscription: ContainerSubscription<Value>, name: String) -> Removed? {
         guard let replaced = named.updateValue(subscription, forKey: name) else { return nil }
-        return remove(replaced)
+        return (replaced, remove(replaced))
     }
 
-    /// Removes the listener named `name`; returns its entry, whose subscription the caller cancels.
-    mutating func unbind(name: String) -> Observers.Entry? {
+    /// Removes the listener named `name`, if any.
+    mutating func unbind(name: String) -> Removed? {
         guard let removed = named.removeValue(forKey: name) else { return nil }
-        return remove(removed)
+        return (removed, remove(removed))
     }
 
     /// The subscription of `listener`, if it is attached and alive.
@@ -101,11 +110,11 @@ struct ContainerState<Value: Sendable>: Sendable {
         return subscription
     }
 
-    /// Records `subscription` as the one of its listener; returns the entry of a dead listener that had the same
-    /// identity, already removed, whose subscription the caller cancels.
-    mutating func attach(_ subscription: ListenerSubscription<Value>) -> Observers.Entry? {
+    /// Records `subscription` as the one of its listener; returns the registration of a dead listener that had the
+    /// same identity.
+    mutating func attach(_ subscription: ListenerSubscription<Value>) -> Removed? {
         guard let previous = listeners.updateValue(subscription, forKey: subscription.listenerID) else { return nil }
-        return remove(previous)
+        return (previous, remove(previous))
     }
 
     mutating func detach(_ subscription: ListenerSubscription<Value>) -> Observers.Entry? {
@@ -115,11 +124,27 @@ struct ContainerState<Value: Sendable>: Sendable {
         return remove(subscription)
     }
 
-    /// Empties every list of listeners (the container is going away) and returns their subscriptions.
-    mutating func removeAll() -> [Subscription] {
-        named = [:]
-        listeners = [:]
-        return observers.removeAll()
+    /// Empties the table (the container is going away, and this state was taken out of its lock), marks the
+    /// synchronous subscriptions cancelled, and returns the others, for the caller to tell and cancel. The listeners
+    /// are released before this returns, not kept until the caller's waits end.
+    ///
+    /// A subscription its listener holds (a queued one, a stream's, an attached listener's) lives while its entry
+    /// does, so it can be referenced; cancelling it waits for a call in progress on its queue. The others are
+    /// synchronous, and no call of theirs can be running, since a delivery holds the container: they are only
+    /// marked. One of them may be a token in its own `deinit` on another thread, so it is reached through the
+    /// memory its entry keeps, never referenced (see ``ObserverTable/Entry``).
+    mutating func endSubscriptions() -> [SubscriptionToken] {
+        var heldByListeners: [SubscriptionToken] = []
+        for case let entry? in observers.removeAll() {
+            entry.subscription._withUnsafeGuaranteedRef { subscription in
+                if subscription.isHeldByItsListener {
+                    heldByListeners.append(subscription)
+                } else {
+                    subscription.markOwnerEnded()
+                }
+            }
+        }
+        return heldByListeners
     }
 
     // MARK: Delivery

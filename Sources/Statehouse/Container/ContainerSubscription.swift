@@ -1,17 +1,21 @@
 /// A listener's registration with a ``StateContainer``: where it sits in the container's table.
-// @unchecked restates Subscription's conformance: this subclass adds only `let` properties.
-@usableFromInline class ContainerSubscription<Value: Sendable>: Subscription, @unchecked Sendable {
+// @unchecked restates SubscriptionToken's conformance: this subclass adds only `let` properties.
+@usableFromInline class ContainerSubscription<Value: Sendable>: SubscriptionToken, @unchecked Sendable {
     /// 32 bits, so that the object fits a 48-byte allocation with the fields it inherits.
     @usableFromInline let slot: Int32
     /// Reaches the container's listeners without keeping the container alive (see ``ContainerLink``).
     @usableFromInline let link: ContainerLink<Value>
 
+    /// Borrows `container`: an initializer's parameters are owned by default, so the caller retained the container
+    /// to pass it and the initializer released it (two atomic operations per subscription).
     @inlinable
-    init(slot: Int, container: StateContainer<Value>, queued: Bool = false) {
+    init(
+        slot: Int, container: borrowing StateContainer<Value>, queued: Bool = false, heldByItsListener: Bool = false
+    ) {
         precondition(slot < Int32.max, "more than 2³¹ listeners on one container")
         self.slot = Int32(truncatingIfNeeded: slot)
         self.link = container.link
-        super.init(queued: queued)
+        super.init(queued: queued, heldByItsListener: heldByItsListener)
     }
 
     override func detach() {
@@ -21,5 +25,24 @@
         // Let go outside the lock: the listener may hold the last reference to another token of this container,
         // whose cancellation takes that lock (see `ObserverTable.remove`).
         withExtendedLifetime(removed) {}
+    }
+}
+
+/// The registration of a synchronous `observe`, which is the token the caller holds: letting it go cancels it.
+///
+/// The container's table does not own it (see `ObserverTable.Entry`), so its last reference is the caller's.
+// @unchecked restates SubscriptionToken's conformance: this subclass adds nothing.
+@usableFromInline
+final class ContainerToken<Value: Sendable>: ContainerSubscription<Value>, @unchecked Sendable {
+    @inlinable
+    init(slot: Int, container: borrowing StateContainer<Value>) {
+        super.init(slot: slot, container: container)
+    }
+
+    deinit {
+        // Here, not in the base class: the other registrations are cancelled by what owns them (a name, a stream, an
+        // `OwningToken`), and a base class's `deinit` runs once a subclass's properties are destroyed, too late for
+        // an overridden `detach()`.
+        cancel()
     }
 }

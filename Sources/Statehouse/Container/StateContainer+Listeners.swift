@@ -9,7 +9,7 @@ extension StateContainer {
         let id = ObjectIdentifier(listener)
         // A serial queue of its own keeps the calls in order even if the listener's queue is concurrent.
         let queue = DispatchQueue(label: "Statehouse.\(key).listener", target: listener.stateListenerQueue)
-        let replaced: ObserverTable<Value>.Entry? = locked { state in
+        let replaced: ContainerState<Value>.Removed? = locked { state in
             guard state.subscription(of: id) == nil else { return nil }
             let subscription = ListenerSubscription(
                 slot: state.observers.nextSlot, container: self, listener: listener
@@ -28,7 +28,7 @@ extension StateContainer {
 
 /// The registration of a weakly held ``StateListener``: the container never retains the listener, and a delivery
 /// that finds it gone cancels the registration.
-// @unchecked restates Subscription's conformance: this subclass adds only `let` and `weak let` properties.
+// @unchecked restates SubscriptionToken's conformance: this subclass adds only `let` and `weak let` properties.
 final class ListenerSubscription<Value: Sendable>: ContainerSubscription<Value>, @unchecked Sendable {
     let listenerID: ObjectIdentifier
     private let listener: WeakListener
@@ -40,7 +40,7 @@ final class ListenerSubscription<Value: Sendable>: ContainerSubscription<Value>,
         self.listenerID = ObjectIdentifier(listener)
         self.listener = WeakListener(listener)
         self.container = container
-        super.init(slot: slot, container: container, queued: true)
+        super.init(slot: slot, container: container, queued: true, heldByItsListener: true)
     }
 
     var isListenerAlive: Bool { listener.object != nil }

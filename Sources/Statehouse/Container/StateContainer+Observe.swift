@@ -25,25 +25,19 @@ extension StateContainer {
         on delivery: Delivery = .synchronous,
         _ listener: @escaping @Sendable (Value) -> Void
     ) -> SubscriptionToken {
-        SubscriptionToken(register(initial: initial, delivery: delivery, listener))
-    }
-
-    /// Registers `listener` with `delivery`.
-    @inlinable
-    func register(
-        initial: Bool,
-        delivery: Delivery,
-        _ listener: @escaping @Sendable (Value) -> Void
-    ) -> ContainerSubscription<Value> {
         guard let queue = delivery.serialQueue(label: key) else {
-            return register(initial: initial, make: { ContainerSubscription(slot: $0, container: $1) }) { _ in listener }
+            // The registration is the token: the caller's reference is its only one (see `ContainerToken`).
+            return register(initial: initial, make: { ContainerToken(slot: $0, container: $1) }) { _ in listener }
         }
-        return register(initial: initial, make: { ContainerSubscription(slot: $0, container: $1, queued: true) }) {
-            subscription in
+        // The listener's closure holds its registration, to guard the call on the queue: a token of its own cancels
+        // it (see `OwningToken`).
+        return OwningToken(register(initial: initial) { slot, container in
+            ContainerSubscription(slot: slot, container: container, queued: true, heldByItsListener: true)
+        } body: { subscription in
             { value in
                 queue.async { subscription.invoke(on: currentThreadIdentity()) { listener(value) } }
             }
-        }
+        })
     }
 
     /// Registers the subscription `make` builds and the listener `body` makes for it; delivers the initial value

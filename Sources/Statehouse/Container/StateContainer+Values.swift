@@ -29,23 +29,27 @@ extension StateContainer {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: bufferingPolicy)
         let subscription = register(initial: true) { slot, container in
             StreamSubscription(slot: slot, container: container, continuation: continuation)
-        } body: { _ in
-            { continuation.yield($0) }
+        } body: { subscription in
+            // The listener holds its subscription, which nothing else does until the stream ends (see
+            // `ObserverTable.Entry`).
+            { value in
+                withExtendedLifetime(subscription) { _ = continuation.yield(value) }
+            }
         }
-        // Not `cancel()`, which waits for a delivery in progress: see `Subscription.cancelWithoutWaiting()`.
+        // Not `cancel()`, which waits for a delivery in progress: see `SubscriptionToken.cancelWithoutWaiting()`.
         continuation.onTermination = { _ in subscription.cancelWithoutWaiting() }
         return stream
     }
 }
 
 /// The registration behind ``StateContainer/values``: finishes the stream when the container goes away.
-// @unchecked restates Subscription's conformance: this subclass adds only a `let` property.
+// @unchecked restates SubscriptionToken's conformance: this subclass adds only a `let` property.
 final class StreamSubscription<Value: Sendable>: ContainerSubscription<Value>, @unchecked Sendable {
     private let continuation: AsyncStream<Value>.Continuation
 
     init(slot: Int, container: StateContainer<Value>, continuation: AsyncStream<Value>.Continuation) {
         self.continuation = continuation
-        super.init(slot: slot, container: container)
+        super.init(slot: slot, container: container, heldByItsListener: true)
     }
 
     override func ownerDidEnd() {

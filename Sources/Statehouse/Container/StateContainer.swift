@@ -61,9 +61,9 @@ public final class StateContainer<Value: Sendable>: Sendable {
         // value and the listeners may hold the last references to other tokens of this container.
         guard var ended = link.end() else { return }
         persistence?.ownerDidEnd()
-        let subscriptions = ended.removeAll()
-        for subscription in subscriptions { subscription.ownerDidEnd() }
-        for subscription in subscriptions { subscription.cancel() }
+        let heldByListeners = ended.endSubscriptions()
+        for subscription in heldByListeners { subscription.ownerDidEnd() }
+        for subscription in heldByListeners { subscription.cancel() }
     }
 
     /// The current value. Safe to read from any thread.

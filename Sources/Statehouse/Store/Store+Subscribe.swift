@@ -29,7 +29,7 @@ extension Store {
         on delivery: Delivery = .synchronous,
         _ listener: @escaping @Sendable (Value) -> Void
     ) -> SubscriptionToken {
-        subscribe(.keyPath(keyPath), initial: initial, on: delivery, isDuplicate: ==, listener)
+        token(for: register(.keyPath(keyPath), initial: initial, on: delivery, isDuplicate: ==, listener))
     }
 
     /// Calls `listener` with what `select` picks from the state now, and again each time it changes.
@@ -58,7 +58,7 @@ extension Store {
         on delivery: Delivery = .synchronous,
         _ listener: @escaping @Sendable (Value) -> Void
     ) -> SubscriptionToken {
-        subscribe(.function(select), initial: initial, on: delivery, isDuplicate: isDuplicate, listener)
+        token(for: register(.function(select), initial: initial, on: delivery, isDuplicate: isDuplicate, listener))
     }
 
     /// Calls `listener` with the whole state now, and after every dispatch that changed it.
@@ -82,14 +82,29 @@ extension Store {
         subscribe(select: { $0 }, isDuplicate: { _, _ in false }, initial: initial, on: delivery, listener)
     }
 
+    /// The token of a subscription that ``register(_:initial:on:isDuplicate:_:)`` made.
+    ///
+    /// A subscription is its own token only if the caller's reference is its only one: not while the store's queued
+    /// work holds it to register it (letting the token go would not stop the calls once registered), nor when a
+    /// queued listener's closure holds it. Otherwise a token of its own cancels it (see `OwningToken`).
     @inlinable
-    func subscribe<Value: Sendable>(
+    func token(
+        for registration: (subscription: StoreSubscription<State, Action>, isRegistered: Bool)
+    ) -> SubscriptionToken {
+        let (subscription, isRegistered) = registration
+        return isRegistered && !subscription.isQueued ? subscription : OwningToken(subscription)
+    }
+
+    /// Registers `listener` for what `selector` selects: at once if the store is idle, else after the work queued
+    /// before it. Returns the subscription, not a token, and whether it is registered already.
+    @inlinable
+    func register<Value: Sendable>(
         _ selector: StateSelector<State, Value>,
         initial: Bool,
         on delivery: Delivery,
         isDuplicate: @escaping @Sendable (Value, Value) -> Bool,
         _ listener: @escaping @Sendable (Value) -> Void
-    ) -> SubscriptionToken {
+    ) -> (subscription: StoreSubscription<State, Action>, isRegistered: Bool) {
         let queue = delivery.serialQueue(label: "Store")
         let subscription = StoreSubscription(store: self, queued: queue != nil)
         // Registering is queued like an action, so that the first value comes before any later change; an idle
@@ -116,7 +131,8 @@ extension Store {
             // generic paths to destroy it, 240 instructions more, measured.
             if initial { first?.deliver(through: subscription, on: currentThreadIdentity()) }
         }
-        if !runIfIdle(register) { run(register) }
-        return SubscriptionToken(subscription)
+        if runIfIdle(register) { return (subscription, true) }
+        run(register)
+        return (subscription, false)
     }
 }

@@ -66,7 +66,8 @@ extension Store {
     ///
     /// The subscription keeps the store alive, and the store its listener: the cycle ends with the stream, whose
     /// termination cancels the subscription, without waiting for a `yield` in progress (it may be resuming the very
-    /// task whose cancellation ended the stream). The listener's ``StreamEnd`` then finishes the stream after its last value.
+    /// task whose cancellation ended the stream). The listener's ``StreamEnd`` then finishes the stream after its last
+    /// value.
     private func stream<Value: Sendable>(
         bufferingPolicy: AsyncStream<Value>.Continuation.BufferingPolicy,
         subscribe: (@escaping @Sendable (Value) -> Void) -> SubscriptionToken
@@ -74,8 +75,9 @@ extension Store {
         let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: bufferingPolicy)
         let end = StreamEnd(continuation)
         let token = subscribe { value in end.continuation.yield(value) }
-        // Not `token.cancel()`, which waits for a delivery in progress: see `Subscription.cancelWithoutWaiting()`.
-        continuation.onTermination = { _ in token.subscription.cancelWithoutWaiting() }
+        // Not `token.cancel()`, which waits for a delivery in progress: see
+        // `SubscriptionToken.cancelWithoutWaiting()`.
+        continuation.onTermination = { _ in token.cancelWithoutWaiting() }
         return stream
     }
 }

@@ -136,8 +136,9 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         }
         persistence?.ownerDidEnd()
         effects.cancelAll()
-        for subscription in core.withLock({ $0.removeAll() }) {
-            subscription.cancel()
+        // Each subscription left lives: its `OwningToken` cancels it, which removes it, before letting it go.
+        for case let entry? in core.withLock({ $0.removeAll() }) {
+            entry.subscription._withUnsafeGuaranteedRef { $0.cancel() }
         }
     }
 

@@ -157,7 +157,7 @@ struct StoreState<State: Sendable>: Sendable {
         }
 
         @inlinable
-        func deliver(through subscription: Subscription, on thread: UInt) {
+        func deliver(through subscription: SubscriptionToken, on thread: UInt) {
             subscription.deliver(on: thread) { listener(state) }
         }
     }
@@ -247,14 +247,15 @@ struct StoreState<State: Sendable>: Sendable {
         emptyKeyedGroups = 0
     }
 
-    /// Empties every group (the store is going away) and returns the subscriptions.
-    mutating func removeAll() -> [Subscription] {
-        var subscriptions: [Subscription] = []
+    /// Empties every group (the store is going away) and returns the entries, which keep their subscriptions'
+    /// memory (see ``ObserverTable/Entry``).
+    mutating func removeAll() -> ContiguousArray<Entry?> {
+        var entries: ContiguousArray<Entry?> = []
         for index in groups.indices {
-            subscriptions += groups[index]?.subscribers.removeAll() ?? []
+            entries += groups[index]?.subscribers.removeAll() ?? []
         }
         dropAllGroups()
         subscriberCount = 0
-        return subscriptions
+        return entries
     }
 }

@@ -3,17 +3,17 @@ import Synchronization
 /// A subscriber's registration with a store: where it sits among the store's selection groups.
 ///
 /// Subscribing is queued behind the work the store is doing, so the place is known only once the store gets to it.
-// @unchecked: restates Subscription's conformance; `group` and `slot` are only read and written with the store's
+// @unchecked: restates SubscriptionToken's conformance; `group` and `slot` are only read and written with the store's
 // state lock held (`location`, `setLocation(group:slot:)`).
-@usableFromInline class StoreSubscriptionBase: Subscription, @unchecked Sendable {
+@usableFromInline class StoreSubscriptionBase: SubscriptionToken, @unchecked Sendable {
     // Unchecked: the store's lock already makes every access exclusive, and the runtime's checks of a class's `var`s
     // cost about 350 instructions per subscribe + cancel (six accesses, each recorded and looked up).
     @exclusivity(unchecked) @usableFromInline var group: Int32 = -1
     @exclusivity(unchecked) @usableFromInline var slot: Int32 = -1
 
     @inlinable
-    override init(queued: Bool) {
-        super.init(queued: queued)
+    override init(queued: Bool, heldByItsListener: Bool) {
+        super.init(queued: queued, heldByItsListener: heldByItsListener)
     }
 
     /// The group and slot, once registered. Read with the store's lock held.
@@ -40,8 +40,7 @@ import Synchronization
 ///
 /// No `weak` reference to the store: the first one gives the store a side table for good, and from then on every
 /// retain and release of it takes the runtime's slow path (about 700 instructions of a subscribe + cancel).
-// @unchecked: restates Subscription's conformance; adds an atomic that the first `cancel()` (or `deinit`, which
-// nothing runs concurrently with) empties.
+// @unchecked: restates SubscriptionToken's conformance; adds an atomic that the first `cancel()` empties.
 @usableFromInline
 final class StoreSubscription<State: Sendable, Action: Sendable>: StoreSubscriptionBase, @unchecked Sendable {
     /// The store, retained until the subscription is cancelled. An atomic of a type that is not generic: the
@@ -52,11 +51,13 @@ final class StoreSubscription<State: Sendable, Action: Sendable>: StoreSubscript
     @inlinable
     init(store: Store<State, Action>, queued: Bool) {
         self.retainedStore = Atomic(Unmanaged.passRetained(store as AnyObject))
-        super.init(queued: queued)
+        super.init(queued: queued, heldByItsListener: queued)
     }
 
     deinit {
-        retainedStore.exchange(nil, ordering: .acquiring)?.release()
+        // A synchronous subscription is its own token: letting it go cancels it. A queued one was cancelled by its
+        // `OwningToken` already.
+        cancel()
     }
 
     override func detach() {

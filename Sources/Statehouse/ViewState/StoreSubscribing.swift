@@ -76,15 +76,16 @@ extension StoreSubscribing {
         _ deliver: @escaping @Sendable (Self, Value) -> Void
     ) {
         // Filled in before this method returns, while `self` is certainly alive: no delivery can find it gone sooner.
-        let subscription = Locked<Subscription?>(nil)
-        let token = store.subscribe(
-            select: { [weak self] (state: State) -> OwnedSelection<Value> in
+        let subscription = Locked<SubscriptionToken?>(nil)
+        let (registration, _) = store.register(
+            .function { [weak self] (state: State) -> OwnedSelection<Value> in
                 self == nil ? .ownerGone : .selected(select(state))
             },
+            initial: true,
+            on: delivery,
             isDuplicate: { (last: OwnedSelection<Value>, new: OwnedSelection<Value>) in
                 last.isDuplicate(of: new, by: isDuplicate)
-            },
-            on: delivery
+            }
         ) { [weak self] selection in
             guard let self, case .selected(let value) = selection else {
                 // Cancelling from inside its own call does not wait for the call to end.
@@ -92,8 +93,10 @@ extension StoreSubscribing {
             }
             deliver(self, value)
         }
-        subscription.withLock { $0 = token.subscription }
-        subscriptions.replace(token, for: store)?.cancel()
+        // The registration, not the token: the store keeps the listener, which would keep the token alive. So the
+        // registration is not its own token either (see `OwningToken`).
+        subscription.withLock { $0 = registration }
+        subscriptions.replace(OwningToken(registration), for: store)?.cancel()
     }
 
     private var subscriptions: StoreSubscriptions {

@@ -46,7 +46,7 @@ private final class ThreadSlot: Sendable {
             inside.store(false, ordering: .sequentiallyConsistent)
         }
         let t2 = c2.observe { _ in }
-        let combined = SubscriptionToken(combining: [t1, t2])
+        let combined = SubscriptionToken.combining([t1, t2])
         box.slot.withLock { $0 = combined }
         let delivered = onAThreadOfItsOwn { c1.modify(1) }
         #expect(await attackWait(for: entered))
@@ -85,7 +85,7 @@ private final class ThreadSlot: Sendable {
             _ = release.wait(timeout: .now() + .seconds(attackPatience))
             inside.store(false, ordering: .sequentiallyConsistent)
         }
-        let token = combined ? SubscriptionToken(combining: [part, other.observe { _ in }]) : part
+        let token = combined ? SubscriptionToken.combining([part, other.observe { _ in }]) : part
         let delivered = onAThreadOfItsOwn { c.modify(1) }
         #expect(await attackWait(for: entered))
         let early = Atomic<Int>(0)
@@ -243,7 +243,7 @@ private final class ThreadSlot: Sendable {
         }
         let t1 = c1.observe(listener)
         let t2 = c2.observe(listener)
-        box.slot.withLock { $0 = SubscriptionToken(combining: [t1, t2]) }
+        box.slot.withLock { $0 = SubscriptionToken.combining([t1, t2]) }
         let d1 = onAThreadOfItsOwn { c1.modify(1) }
         let d2 = onAThreadOfItsOwn { c2.modify(1) }
         #expect(await attackWait(for: bothInside, count: 2))
@@ -270,7 +270,7 @@ private final class ThreadSlot: Sendable {
             let go = DispatchSemaphore(value: 0)
             let a = onAThreadOfItsOwn { _ = go.wait(timeout: .now() + .seconds(attackPatience)); token.cancel() }
             let b = onAThreadOfItsOwn {
-                _ = go.wait(timeout: .now() + .seconds(attackPatience)); token.subscription.cancelWithoutWaiting()
+                _ = go.wait(timeout: .now() + .seconds(attackPatience)); token.cancelWithoutWaiting()
             }
             go.signal(); go.signal()
             #expect(await attackWait(for: b), "cancelWithoutWaiting waited")
@@ -285,14 +285,14 @@ private final class ThreadSlot: Sendable {
 
     /// A token let go (its last reference) from inside its own call while another thread's cancel() waits for that
     /// call: the deinit's cancel on the calling thread must not wait for itself, and the other cancel returns only
-    /// after the call.
-    @Test func aTokenLetGoInsideItsOwnCallWhileAnotherThreadCancelsIt() async {
+    /// after the call. A queued listener's token, which owns its registration: the other thread cancels that.
+    @Test func aTokenLetGoInsideItsOwnCallWhileAnotherThreadCancelsIt() async throws {
         let c = StateContainer(0, key: "attack.cancelstate.selfrelease.\(UUID().uuidString)")
         let box = TokenBox()
         let q = ThreadSlot()
         let entered = DispatchSemaphore(value: 0)
         let inside = Atomic<Bool>(false)
-        let token = c.observe { value in
+        let token = c.observe(on: .queue(DispatchQueue(label: "attack.cancelstate.selfrelease"))) { value in
             guard value == 1 else { return }
             inside.store(true, ordering: .sequentiallyConsistent)
             entered.signal()
@@ -303,7 +303,7 @@ private final class ThreadSlot: Sendable {
             box.slot.withLock { $0 = nil }
             inside.store(false, ordering: .sequentiallyConsistent)
         }
-        let subscription = token.subscription
+        let subscription = try #require(token as? OwningToken).subscription
         box.slot.withLock { $0 = consume token }
         let delivered = onAThreadOfItsOwn { c.modify(1) }
         #expect(await attackWait(for: entered))

@@ -167,7 +167,7 @@ private func cancelTwiceWhileTheCallIsHeld(
     @Test func aSecondCancelOfACombinedTokenWaitsForItsPartsCall() async {
         let container = StateContainer(0, key: "attack.linkstate.combined.\(UUID().uuidString)")
         let held = HeldCall()
-        let token = SubscriptionToken(combining: [
+        let token = SubscriptionToken.combining([
             container.observe { _ in },
             container.observe { value in if value == 1 { held.call() } },
         ])

@@ -3,13 +3,18 @@
 ///
 /// Its own handshake is never used: it makes no calls. Its calls in progress are its parts', so waiting for them is
 /// cancelling the parts again, which a cancel that did not detach (a second one, on another thread) does too.
-// @unchecked restates Subscription's conformance: this subclass adds only a `let` array of tokens, which are Sendable.
-final class CombinedSubscription: Subscription, @unchecked Sendable {
+// @unchecked restates SubscriptionToken's conformance: this subclass adds only a `let` array of tokens, which are
+// Sendable.
+final class CombinedSubscription: SubscriptionToken, @unchecked Sendable {
     private let parts: [SubscriptionToken]
 
     init(_ parts: [SubscriptionToken]) {
         self.parts = parts
         super.init()
+    }
+
+    deinit {
+        cancel()
     }
 
     override func detach() {
@@ -24,7 +29,7 @@ final class CombinedSubscription: Subscription, @unchecked Sendable {
 extension SubscriptionToken {
     /// One token for `tokens`: cancelling or releasing it cancels them all. For listeners of the library's own
     /// modules made of several registrations (StatehouseMetrics counts on the changing thread and logs on a queue).
-    package convenience init(combining tokens: [SubscriptionToken]) {
-        self.init(CombinedSubscription(tokens))
+    package static func combining(_ tokens: [SubscriptionToken]) -> SubscriptionToken {
+        CombinedSubscription(tokens)
     }
 }

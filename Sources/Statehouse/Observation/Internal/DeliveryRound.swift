@@ -48,7 +48,7 @@ struct DeliveryRound<Value: Sendable>: Sendable {
                 notifyListeners(of: value, in: listeners, on: thread)
             }
         case .initial(let entry):
-            entry.subscription.deliver(on: thread) { entry.body(value) }
+            entry.deliver(value, on: thread)
         case .superseded:
             break
         }

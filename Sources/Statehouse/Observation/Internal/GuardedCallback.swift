@@ -7,7 +7,7 @@
 package final class GuardedCallback: Sendable {
     /// The handshake of ``SubscriptionToken``; the callback is here rather than in an owner's table, so nothing
     /// needs detaching.
-    private let handshake = Subscription()
+    private let handshake = SubscriptionToken()
     private let body: @Sendable () -> Void
 
     package init(_ body: @escaping @Sendable () -> Void) {

@@ -13,8 +13,8 @@ func notifyListeners<Value>(
     var index = 0
     while index < listeners.count {
         switch listeners[index] {
-        case .some(let entry) where entry.subscription.mayBeLive:
-            entry.subscription.deliver(on: thread) { entry.body(value) }
+        case .some(let entry) where entry.mayBeLive:
+            entry.deliver(value, on: thread)
         default:
             break
         }

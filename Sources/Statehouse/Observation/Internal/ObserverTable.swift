@@ -1,6 +1,6 @@
 /// The registered listeners of one container or store: a slab whose slot numbers stay fixed, so removal is O(1).
 ///
-/// An entry holds the listener (`body`) and the ``Subscription`` that guards its calls.
+/// An entry holds the listener (`body`) and the ``SubscriptionToken`` that guards its calls, without owning it.
 ///
 /// The table is generic over the listener's argument, not over the listener's type: a function stored as a generic
 /// parameter is kept at the most general calling convention, so every closure a caller passed to `observe` was
@@ -12,15 +12,58 @@
 /// drops it if large, so that deliveries never walk thousands of empty slots left by a burst of listeners.
 @usableFromInline
 struct ObserverTable<Value> {
+    /// A listener and its subscription, which the entry keeps allocated but not alive.
+    ///
+    /// A container's synchronous `observe` returns the subscription itself as the token, and letting the token go
+    /// must cancel it: if the table owned it, it would never be let go. But a delivery walks a copy of the entries
+    /// outside the lock, and may reach a subscription whose last reference went meanwhile. So the entry holds an
+    /// `unowned(safe)` reference: the runtime keeps an object's memory allocated while such references remain, even
+    /// once its `deinit` has run. The delivery then uses only the subscription's handshake, atomics that its `deinit`
+    /// leaves readable: that `deinit` cancelled it first (or waited for the call in progress), so the delivery skips
+    /// it.
+    ///
+    /// The reference is never loaded as such: that load checks that the object still lives, and traps if not. The
+    /// entry reads the object's address instead (``subscription``), which is what a native Swift `unowned(safe)`
+    /// reference stores (`ObserverTableTests` checks it). A second field with an `unowned(unsafe)` reference would
+    /// have cost 8 bytes per listener.
+    ///
+    /// A reference to the subscription itself is taken only where the subscription is known to live: held by its
+    /// listener (``SubscriptionToken/isHeldByItsListener``), or by an ``OwningToken`` that cancels it before it lets
+    /// go (every store subscription).
     @usableFromInline
     struct Entry {
-        @usableFromInline let subscription: Subscription
+        // First, at offset 0: `subscription` reads it there.
+        @usableFromInline unowned(safe) let keptSubscription: SubscriptionToken
         @usableFromInline let body: @Sendable (Value) -> Void
 
         @inlinable
-        init(subscription: Subscription, body: @escaping @Sendable (Value) -> Void) {
-            self.subscription = subscription
+        init(subscription: SubscriptionToken, body: @escaping @Sendable (Value) -> Void) {
+            self.keptSubscription = subscription
             self.body = body
+        }
+
+        /// The subscription, not retained: its memory is the entry's to keep, and it may have been deinitialized.
+        @inlinable
+        var subscription: Unmanaged<SubscriptionToken> {
+            withUnsafeBytes(of: self) { Unmanaged.fromOpaque($0.load(as: UnsafeRawPointer.self)) }
+        }
+
+        /// Whether the entry is `subscription`'s.
+        @inlinable
+        func holds(_ subscription: SubscriptionToken) -> Bool {
+            self.subscription.toOpaque() == Unmanaged.passUnretained(subscription).toOpaque()
+        }
+
+        /// A cheap early check that the subscription was not cancelled (see ``SubscriptionToken/mayBeLive``).
+        @inlinable
+        var mayBeLive: Bool {
+            subscription._withUnsafeGuaranteedRef { $0.mayBeLive }
+        }
+
+        /// Hands `value` to the listener, guarded by its subscription's handshake.
+        @inlinable
+        func deliver(_ value: Value, on thread: UInt) {
+            subscription._withUnsafeGuaranteedRef { $0.deliver(on: thread) { body(value) } }
         }
     }
 
@@ -61,12 +104,12 @@ struct ObserverTable<Value> {
     ///   reference to another token of the same owner, whose cancellation takes that lock.
     /// - Complexity: O(1) amortized.
     @inlinable
-    mutating func remove(_ subscription: Subscription, at slot: Int) -> Entry? {
+    mutating func remove(_ subscription: SubscriptionToken, at slot: Int) -> Entry? {
         guard slot < entries.count else { return nil }
         // Borrowed in place (see `notifyListeners`): `entries[slot]?.subscription` copied the entry, a retain and a
         // release of its subscription and of its listener's context.
         switch entries[slot] {
-        case .some(let entry) where entry.subscription === subscription: break
+        case .some(let entry) where entry.holds(subscription): break
         default: return nil
         }
         let removed = entries[slot].take()
@@ -80,13 +123,14 @@ struct ObserverTable<Value> {
         return removed
     }
 
-    /// Empties the table and returns the subscriptions it held.
-    mutating func removeAll() -> [Subscription] {
-        let subscriptions = entries.compactMap { $0?.subscription }
-        entries = []
-        freeSlots = []
-        count = 0
-        return subscriptions
+    /// Empties the table and returns its entries, which keep their subscriptions' memory (see ``Entry``).
+    mutating func removeAll() -> ContiguousArray<Entry?> {
+        defer {
+            entries = []
+            freeSlots = []
+            count = 0
+        }
+        return entries
     }
 }
 
