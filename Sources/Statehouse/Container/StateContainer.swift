@@ -50,7 +50,10 @@ public final class StateContainer<Value: Sendable>: Sendable {
     init(_ initialValue: Value, key: String, persistence: (any Persisting<Value>)?) {
         self.key = key
         self.link = ContainerLink(key: key, state: ContainerState(value: initialValue)) { link, subscription in
-            link.locked { $0?.remove(subscription) }
+            let removed = link.locked { $0?.remove(subscription) }
+            // Let go outside the lock: the listener may hold the last reference to another token of this container,
+            // whose cancellation takes that lock (see `ObserverTable.remove`).
+            withExtendedLifetime(removed) {}
         }
         self.keyRegistration = KeyRegistry.shared.register(key)
         self.persistence = persistence
