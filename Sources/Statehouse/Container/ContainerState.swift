@@ -36,11 +36,16 @@ struct ContainerState<Value: Sendable>: Sendable {
 
     // MARK: Changes
 
-    /// Replaces the value; returns the round the caller must deliver, if any.
+    /// Replaces the value; returns the round the caller must deliver, if any, and the value replaced.
+    ///
+    /// The caller lets the replaced value go once it has released the lock: the value may hold the last reference to
+    /// a token of this container, whose cancellation takes the lock ("Recursive call to lock Mutex" when it was
+    /// destroyed here).
     @inlinable
-    mutating func replace(with newValue: Value) -> DeliveryRound<Value>? {
-        value = newValue
-        return changed()
+    mutating func replace(with newValue: Value) -> (round: DeliveryRound<Value>?, replaced: Value) {
+        var replaced = newValue
+        swap(&value, &replaced)
+        return (changed(), replaced)
     }
 
     /// Runs `body` on the value in place. What it changed before throwing is kept and delivered too.

@@ -92,7 +92,11 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// Replaces the value, then notifies the listeners.
     @inlinable
     public func modify(_ newValue: Value) {
-        if let round = change({ $0.replace(with: newValue) }) { deliver(round) }
+        let (round, replaced) = change { $0.replace(with: newValue) }
+        // Let go outside the lock (see `ContainerState.replace(with:)`), and before the change is delivered: a token
+        // the replaced value held hears nothing of the value that replaced it.
+        _ = consume replaced
+        if let round { deliver(round) }
     }
 
     /// Changes the value in place under the container's lock, then notifies the listeners.
@@ -197,9 +201,12 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// Replaces the value with `newValue` if `shouldReplace`, called with the current value under the lock, says so;
     /// then notifies the listeners. Nothing is written to storage.
     func modify(_ newValue: Value, if shouldReplace: (Value) -> Bool) {
-        let round = observation.changing {
+        let replacement = observation.changing {
             link.state.withLock { state in shouldReplace(state!.value) ? state!.replace(with: newValue) : nil }
         }
+        let round = replacement?.round
+        // Let go outside the lock, before the delivery (see `modify(_:)`).
+        _ = consume replacement
         if let round { deliver(round) }
     }
 

@@ -84,6 +84,9 @@ extension StateContainer {
     ) -> (Swift.Result<Result, Failure>, DeliveryRound<Value>?) {
         var last: (result: Swift.Result<Result, Failure>, value: Value, startCount: UInt64)?
         var round: DeliveryRound<Value>?
+        // Let go when this returns: outside the lock, and before the caller delivers the change (see `modify(_:)`).
+        var replaced: Value?
+        defer { withExtendedLifetime(replaced) {} }
         persistence.updateInTransaction { stored in
             let attempt = locked(forUpdate: true) { state in
                 let pending = persistence.hasPendingChange(ownerCount: state.changeCount)
@@ -98,7 +101,7 @@ extension StateContainer {
             return observation.changing {
                 locked(forUpdate: true) { state -> PersistedSnapshot<Value>? in
                     guard state.changeCount == attempt.startCount else { return nil }
-                    round = state.replace(with: attempt.value)
+                    (round, replaced) = state.replace(with: attempt.value)
                     return PersistedSnapshot(value: state.value, count: state.changeCount)
                 }
             }
@@ -128,14 +131,16 @@ extension StateContainer: PersistenceOwner {
     /// store its result made from it over whatever was stored since.
     func takeStoredValue(_ newValue: Value, ifUnchangedSince count: UInt64, refused: @escaping @Sendable () -> Void) {
         let taken = observation.changing {
-            link.state.withLock { state -> DeliveryRound<Value>?? in
+            link.state.withLock { state -> (round: DeliveryRound<Value>?, replaced: Value)? in
                 guard state!.changeCount == count else { return nil }
-                let round = state!.replace(with: newValue)
+                let replacement = state!.replace(with: newValue)
                 persistence?.tookStoredValue(newValue, count: state!.changeCount)
-                return round
+                return replacement
             }
         }
-        guard let round = taken else { return refused() }
+        guard let (round, replaced) = taken else { return refused() }
+        // Let go outside the lock, before the delivery (see `modify(_:)`).
+        _ = consume replaced
         if let round { deliver(round) }
     }
 }

@@ -47,6 +47,21 @@ import StatehouseTestSupport
         #expect(seen.elements.isEmpty)
     }
 
+    /// A value that holds the last reference to a token of its own container, replaced by `modify`: the replaced
+    /// value was destroyed under the container's lock, and the token's cancellation took the lock again (found in
+    /// session 17's review, fixed in session 18; it crashed the process before the fix).
+    @Test func replacingAValueThatHoldsTheLastTokenOfItsContainer() {
+        struct Screen: Sendable {
+            var token: SubscriptionToken?
+        }
+        let container = StateContainer(Screen(), key: "finding.nested.value.\(UUID().uuidString)")
+        let heard = Recorder<Int>()
+        container.modify(Screen(token: container.observe { _ in heard.append(1) }))
+        container.modify(Screen())
+        container.modify(Screen())
+        #expect(heard.elements == [1], "the token went with the replaced value, and was cancelled")
+    }
+
     @Test func cancellingAStoreSubscriberThatOwnsAnotherTokenOfItsStore() {
         let store = makeCounterStore()
         let innerCounts = Recorder<Int>()
