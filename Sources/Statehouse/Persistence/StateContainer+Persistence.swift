@@ -11,8 +11,8 @@ extension StateContainer where Value: Codable {
     /// - The stored value under `key` is loaded now; with nothing stored, the container starts from `defaultValue`.
     /// - Stored bytes that do not decode (a corrupt file, a type that changed) are not fatal and not lost: the
     ///   container starts from `defaultValue`, the bytes are kept under a key of their own
-    ///   (`<key>.undecodable.<milliseconds>-<random>`), and ``storageError`` says so. If they cannot be kept aside, or the
-    ///   storage cannot be read, the container does not write either, so it never overwrites data it did not read.
+    ///   (`<key>.undecodable.<milliseconds>-<random>`), and ``storageError`` says so. If they cannot be kept aside, or
+    ///   the storage cannot be read, the container does not write either, so it never overwrites data it did not read.
     /// - Changes are written as `writes` says: coalesced by default (see ``WritePolicy``). ``flush()`` writes now;
     ///   deallocation and a normal exit write what is pending.
     /// - A failed write is reported through ``storageError``, the value in memory stays, and the next change or
@@ -120,7 +120,9 @@ extension StateContainer: PersistenceOwner {
     /// the container would end on the writer, its key still taken by then (a new container of the key was reported
     /// a duplicate) and its pending change written after that container had loaded.
     func changeCountReader() -> @Sendable () -> OwnerChangeCount {
-        { [link] in link.state.withLockIfAvailable { state in state.map { .count($0.changeCount) } ?? .ended } ?? .busy }
+        { [link] in
+            link.state.withLockIfAvailable { state in state.map { .count($0.changeCount) } ?? .ended } ?? .busy
+        }
     }
 
     /// Shows a value another process stored, if this container has not changed since `count`: listeners are told,
