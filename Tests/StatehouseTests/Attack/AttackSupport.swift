@@ -365,3 +365,18 @@ func attackStoreWithABlockingSubscriber<State: Sendable, Action: Sendable>(
     }
     return (store, blocker, entered, release)
 }
+
+/// A listener of `container` whose call for the value 1 signals `entered`, then waits for `release`: a round held
+/// inside its first listener, so that a test can act while the round still has entries ahead.
+func attackListenerHeldAtOne(
+    _ container: StateContainer<Int>
+) -> (token: SubscriptionToken, entered: DispatchSemaphore, release: DispatchSemaphore) {
+    let entered = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let token = container.observe { value in
+        guard value == 1 else { return }
+        entered.signal()
+        _ = release.wait(timeout: .now() + .seconds(attackPatience))
+    }
+    return (token, entered, release)
+}

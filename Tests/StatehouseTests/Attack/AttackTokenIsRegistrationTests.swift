@@ -13,13 +13,7 @@ import StatehouseTestSupport
     /// round then walks the entry of a token whose `deinit` has run, and must skip it.
     @Test func aTokenLetGoWhileARoundWalksTowardsItsEntryIsSkipped() async {
         let c = StateContainer(0, key: "attack.tokenIsRegistration.walk.\(UUID().uuidString)")
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let first = c.observe { value in
-            guard value == 1 else { return }
-            entered.signal()
-            _ = release.wait(timeout: .now() + .seconds(attackPatience))
-        }
+        let (first, entered, release) = attackListenerHeldAtOne(c)
         let heardAfterLetGo = AttackCounter()
         let letGo = AttackFlag()
         let second = AttackSlot<SubscriptionToken>()

@@ -17,6 +17,12 @@ final class CombinedSubscription: SubscriptionToken, @unchecked Sendable {
         cancel()
     }
 
+    /// Cancelled, or every part is: the parts' owners may have ended (a container that ended cancels its tokens,
+    /// and never sees this one).
+    override var isCancelled: Bool {
+        super.isCancelled || parts.allSatisfy(\.isCancelled)
+    }
+
     override func detach() {
         for part in parts { part.cancel() }
     }
