@@ -92,10 +92,14 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// Replaces the value, then notifies the listeners.
     @inlinable
     public func modify(_ newValue: Value) {
-        let (round, replaced) = change { $0.replace(with: newValue) }
-        // Let go outside the lock (see `ContainerState.replace(with:)`), and before the change is delivered: a token
-        // the replaced value held hears nothing of the value that replaced it.
-        _ = consume replaced
+        let round: DeliveryRound<Value>?
+        do {
+            let replacement = change { $0.replace(with: newValue) }
+            round = replacement.round
+        }
+        // The replaced value was let go at the end of that block: outside the lock (see
+        // `ContainerState.replace(with:)`), and before the change is delivered, so a token it held hears nothing of
+        // the value that replaced it.
         if let round { deliver(round) }
     }
 
