@@ -205,12 +205,15 @@ public final class StateContainer<Value: Sendable>: Sendable {
     /// Replaces the value with `newValue` if `shouldReplace`, called with the current value under the lock, says so;
     /// then notifies the listeners. Nothing is written to storage.
     func modify(_ newValue: Value, if shouldReplace: (Value) -> Bool) {
-        let replacement = observation.changing {
-            link.state.withLock { state in shouldReplace(state!.value) ? state!.replace(with: newValue) : nil }
+        let round: DeliveryRound<Value>?
+        do {
+            let replacement = observation.changing {
+                link.state.withLock { state in shouldReplace(state!.value) ? state!.replace(with: newValue) : nil }
+            }
+            round = replacement?.round
         }
-        let round = replacement?.round
-        // Let go outside the lock, before the delivery (see `modify(_:)`).
-        _ = consume replacement
+        // The replaced value was let go at the end of that block: outside the lock, before the delivery (see
+        // `modify(_:)`).
         if let round { deliver(round) }
     }
 

@@ -132,17 +132,21 @@ extension StateContainer: PersistenceOwner {
     /// transaction would find the count past the one saved, take the value for a local change not yet written, and
     /// store its result made from it over whatever was stored since.
     func takeStoredValue(_ newValue: Value, ifUnchangedSince count: UInt64, refused: @escaping @Sendable () -> Void) {
-        let taken = observation.changing {
-            link.state.withLock { state -> (round: DeliveryRound<Value>?, replaced: Value)? in
-                guard state!.changeCount == count else { return nil }
-                let replacement = state!.replace(with: newValue)
-                persistence?.tookStoredValue(newValue, count: state!.changeCount)
-                return replacement
+        let round: DeliveryRound<Value>?
+        do {
+            let taken = observation.changing {
+                link.state.withLock { state -> (round: DeliveryRound<Value>?, replaced: Value)? in
+                    guard state!.changeCount == count else { return nil }
+                    let replacement = state!.replace(with: newValue)
+                    persistence?.tookStoredValue(newValue, count: state!.changeCount)
+                    return replacement
+                }
             }
+            guard let taken else { return refused() }
+            round = taken.round
         }
-        guard let (round, replaced) = taken else { return refused() }
-        // Let go outside the lock, before the delivery (see `modify(_:)`).
-        _ = consume replaced
+        // The replaced value was let go at the end of that block: outside the lock, before the delivery (see
+        // `modify(_:)`).
         if let round { deliver(round) }
     }
 }

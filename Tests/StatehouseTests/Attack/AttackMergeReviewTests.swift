@@ -8,21 +8,6 @@ import Testing
 @testable import Statehouse
 import StatehouseTestSupport
 
-/// A token slot any thread may clear; the slot's reference is the token's only one.
-private final class TokenSlot: Sendable {
-    let slot = Locked<SubscriptionToken?>(nil)
-    var token: SubscriptionToken? { slot.withLock { $0 } }
-    func set(_ token: SubscriptionToken?) { slot.withLock { $0 = token } }
-    /// Takes the token out under the lock, and lets it go outside it.
-    func letGo() {
-        let taken = slot.withLock { slot -> SubscriptionToken? in
-            let taken = slot
-            slot = nil
-            return taken
-        }
-        withExtendedLifetime(taken) {}
-    }
-}
 
 private struct Pair: Equatable, Sendable {
     var a = 0
@@ -66,7 +51,7 @@ private final class Watcher: StoreSubscribing, Sendable {
     /// (no wait) and the other; the round then walks past the parts' entries.
     @Test func aCombinedTokenLetGoInsideAPartsCall() {
         let c = StateContainer(0, key: "attack.merge.combinedInside.\(UUID().uuidString)")
-        let slot = TokenSlot()
+        let slot = AttackTokenSlot()
         let heard = AttackCounter()
         let first = c.observe { value in
             _ = heard.increment()
@@ -94,7 +79,7 @@ private final class Watcher: StoreSubscribing, Sendable {
             let (first, entered, release) = attackListenerHeldAtOne(c)
             let letGo = AttackFlag()
             let heardAfter = AttackCounter()
-            let slots = (0..<4).map { _ in TokenSlot() }
+            let slots = (0..<4).map { _ in AttackTokenSlot() }
             var weakRefs: [AttackWeak<SubscriptionToken>] = []
             for slot in slots {
                 slot.set(c.observe { _ in if letGo.isSet { _ = heardAfter.increment() } })
@@ -123,7 +108,7 @@ private final class Watcher: StoreSubscribing, Sendable {
     @Test func tokensLetGoWhileChangesFlow() async {
         for round in 0..<60 {
             let c = StateContainer(0, key: "attack.merge.flow.\(round).\(UUID().uuidString)")
-            let slots = (0..<16).map { _ in TokenSlot() }
+            let slots = (0..<16).map { _ in AttackTokenSlot() }
             let released = (0..<16).map { _ in AttackFlag() }
             let late = AttackCounter()
             var weakRefs: [AttackWeak<SubscriptionToken>] = []
@@ -158,7 +143,7 @@ private final class Watcher: StoreSubscribing, Sendable {
     /// inside `invoke`, which then clears the calling thread in the token's kept memory.
     @Test func aWeaklyReferencedTokenLetGoInsideItsOwnCall() {
         let c = StateContainer(0, key: "attack.merge.ownCall.\(UUID().uuidString)")
-        let slot = TokenSlot()
+        let slot = AttackTokenSlot()
         let heard = AttackCounter()
         slot.set(c.observe { _ in
             _ = heard.increment()
@@ -181,7 +166,7 @@ private final class Watcher: StoreSubscribing, Sendable {
         let (blocker, entered, release) = attackListenerHeldAtOne(c)
         let delivered = onAThreadOfItsOwn { c.modify(1) }
         #expect(await attackWait(for: entered))
-        let slot = TokenSlot()
+        let slot = AttackTokenSlot()
         let calls = AttackCounter()
         slot.set(c.observe(initial: true) { _ in
             _ = calls.increment()
@@ -225,7 +210,7 @@ private final class Watcher: StoreSubscribing, Sendable {
             let container = AttackSlot<StateContainer<Int>>()
             let c = StateContainer(0, key: "attack.merge.everyKind.\(round).\(UUID().uuidString)")
             container.value = c
-            let slots = (0..<8).map { _ in TokenSlot() }
+            let slots = (0..<8).map { _ in AttackTokenSlot() }
             var weakRefs: [AttackWeak<SubscriptionToken>] = []
             for (index, slot) in slots.enumerated() {
                 if index.isMultiple(of: 3) {
@@ -271,7 +256,7 @@ private final class Watcher: StoreSubscribing, Sendable {
     @Test func aQueuedObserversTokenLetGoInsideItsCall() async {
         let c = StateContainer(0, key: "attack.merge.queuedOwn.\(UUID().uuidString)")
         let queue = DispatchQueue(label: "attack.merge.queuedOwn")
-        let slot = TokenSlot()
+        let slot = AttackTokenSlot()
         let calls = AttackCounter()
         let done = DispatchSemaphore(value: 0)
         slot.set(c.observe(on: .queue(queue)) { _ in
@@ -294,7 +279,7 @@ private final class Watcher: StoreSubscribing, Sendable {
         let c = StateContainer(0, key: "attack.merge.queuedWait.\(UUID().uuidString)")
         let queue = DispatchQueue(label: "attack.merge.queuedWait")
         let probe = AttackCancelProbe()
-        let slot = TokenSlot()
+        let slot = AttackTokenSlot()
         slot.set(c.observe(on: .queue(queue)) { _ in probe.call() })
         c.modify(1)
         #expect(await attackWait(for: probe.entered))
@@ -306,7 +291,7 @@ private final class Watcher: StoreSubscribing, Sendable {
     @Test func aSynchronousTokenLetGoWhileItsCallRuns() async {
         let c = StateContainer(0, key: "attack.merge.syncWait.\(UUID().uuidString)")
         let probe = AttackCancelProbe()
-        let slot = TokenSlot()
+        let slot = AttackTokenSlot()
         slot.set(c.observe { _ in probe.call() })
         _ = AttackWeak(slot.token)
         let delivered = onAThreadOfItsOwn { c.modify(1) }
@@ -323,7 +308,7 @@ private final class Watcher: StoreSubscribing, Sendable {
     @Test func aStoreTokenLetGoInsideItsOwnCall() {
         var store: Store<Pair, PairAction>? = Store(initialState: Pair(), reducer: pairReducer)
         let weakStore = AttackWeak(store)
-        let slot = TokenSlot()
+        let slot = AttackTokenSlot()
         let calls = AttackCounter()
         slot.set(store!.subscribe(\.a, initial: false) { _ in
             _ = calls.increment()
@@ -343,8 +328,8 @@ private final class Watcher: StoreSubscribing, Sendable {
     /// One subscriber lets go of another's token in the same round (the same key-path group and another group).
     @Test func aStoreTokenLetGoByAnEarlierSubscriberOfTheSameRound() {
         let store = Store(initialState: Pair(), reducer: pairReducer)
-        let sameGroup = TokenSlot()
-        let otherGroup = TokenSlot()
+        let sameGroup = AttackTokenSlot()
+        let otherGroup = AttackTokenSlot()
         let heard = AttackCounter()
         let first = store.subscribe(select: { $0 }, isDuplicate: { _, _ in false }, initial: false) { _ in
             sameGroup.letGo()
@@ -364,7 +349,7 @@ private final class Watcher: StoreSubscribing, Sendable {
     @Test func storeTokensLetGoWhileDispatchesFlow() async {
         for round in 0..<60 {
             let store = Store(initialState: Pair(), reducer: pairReducer)
-            let slots = (0..<12).map { _ in TokenSlot() }
+            let slots = (0..<12).map { _ in AttackTokenSlot() }
             let released = (0..<12).map { _ in AttackFlag() }
             let late = AttackCounter()
             var weakRefs: [AttackWeak<SubscriptionToken>] = []
@@ -408,7 +393,7 @@ private final class Watcher: StoreSubscribing, Sendable {
         let busy = onAThreadOfItsOwn { store.dispatch(.hold) }
         #expect(await attackWait(for: entered))
         let probe = AttackCancelProbe()
-        let slot = TokenSlot()
+        let slot = AttackTokenSlot()
         slot.set(store.subscribe(\.a) { _ in probe.call() })
         release.signal()
         #expect(await attackWait(for: probe.entered))

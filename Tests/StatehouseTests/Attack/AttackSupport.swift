@@ -380,3 +380,19 @@ func attackListenerHeldAtOne(
     }
     return (token, entered, release)
 }
+
+/// A token slot any thread may clear; the slot's reference is the token's only one.
+final class AttackTokenSlot: Sendable {
+    let slot = Locked<SubscriptionToken?>(nil)
+    var token: SubscriptionToken? { slot.withLock { $0 } }
+    func set(_ token: SubscriptionToken?) { slot.withLock { $0 = token } }
+    /// Takes the token out under the lock, and lets it go outside it.
+    func letGo() {
+        let taken = slot.withLock { slot -> SubscriptionToken? in
+            let taken = slot
+            slot = nil
+            return taken
+        }
+        withExtendedLifetime(taken) {}
+    }
+}

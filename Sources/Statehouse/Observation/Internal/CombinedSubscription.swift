@@ -18,9 +18,9 @@ final class CombinedSubscription: SubscriptionToken, @unchecked Sendable {
     }
 
     /// Cancelled, or every part is: the parts' owners may have ended (a container that ended cancels its tokens,
-    /// and never sees this one).
+    /// and never sees this one). A combination of nothing is cancelled only by ``cancel()``.
     override var isCancelled: Bool {
-        super.isCancelled || parts.allSatisfy(\.isCancelled)
+        super.isCancelled || (!parts.isEmpty && parts.allSatisfy(\.isCancelled))
     }
 
     override func detach() {

@@ -111,7 +111,10 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     // MARK: Changes
 
     func changed(_ value: Value, count: UInt64) {
-        switch machine.withLock({ $0.changed(Snapshot(value: value, count: count)) }) {
+        let (afterChange, _) = machine.withLock { machine in
+            recordingOutsideTheLock(&machine) { $0.changed(Snapshot(value: value, count: count)) }
+        }
+        switch afterChange {
         case .nothing:
             break
         case .writeNow:
@@ -129,7 +132,23 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     }
 
     func tookStoredValue(_ value: Value, count: UInt64) {
-        machine.withLock { $0.tookStoredValue(Snapshot(value: value, count: count)) }
+        _ = machine.withLock { machine in
+            recordingOutsideTheLock(&machine) { $0.tookStoredValue(Snapshot(value: value, count: count)) }
+        }
+    }
+
+    /// Runs `record`, which may replace the machine's latest snapshot, and returns its result with that snapshot, for
+    /// the caller to let go once it has released the machine's lock.
+    ///
+    /// The snapshot may hold the last reference to the value, and the value the last reference to a token of the
+    /// container: its cancellation may wait for a listener's call in progress, and that call may be changing the
+    /// container, which takes this lock (a plain `update` on a persisted container hung so; found in session 18's
+    /// review).
+    private func recordingOutsideTheLock<Result>(
+        _ machine: inout PersistenceMachine<Value>, _ record: (inout PersistenceMachine<Value>) -> Result
+    ) -> (Result, Snapshot) {
+        let replaced = machine.latest
+        return (record(&machine), replaced)
     }
 
     // MARK: Writes
@@ -302,7 +321,11 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
                         transactional, keptAside: &keptAside, unkept: &unkept
                     ) { try encoded(attempt($0)) }
                     let adopted = adopt()
-                    machine.withLock { $0.transactionCommitted(adopted: adopted, fingerprint: fingerprint) }
+                    _ = machine.withLock { machine in
+                        recordingOutsideTheLock(&machine) {
+                            $0.transactionCommitted(adopted: adopted, fingerprint: fingerprint)
+                        }
+                    }
                     return .written(number: number)
                 } catch {
                     failures += 1
