@@ -1,5 +1,6 @@
 /// A listener's registration with a ``StateContainer``: where it sits in the container's table.
-// @unchecked restates SubscriptionToken's conformance: this subclass adds only `let` properties.
+// @unchecked Sendable is safe: SubscriptionToken's state is atomics, and this subclass adds only `let` properties
+// (the slot, and the link, itself Sendable), which never change after `init`.
 @usableFromInline class ContainerSubscription<Value: Sendable>: SubscriptionToken, @unchecked Sendable {
     /// 32 bits, so that the object fits a 48-byte allocation with the fields it inherits.
     @usableFromInline let slot: Int32
@@ -28,7 +29,8 @@
 /// The registration of a synchronous `observe`, which is the token the caller holds: letting it go cancels it.
 ///
 /// The container's table does not own it (see `ObserverTable.Entry`), so its last reference is the caller's.
-// @unchecked restates SubscriptionToken's conformance: this subclass adds nothing.
+// @unchecked Sendable is safe: this subclass adds no stored property to ContainerSubscription, whose state is
+// `let`s and SubscriptionToken's atomics.
 @usableFromInline
 final class ContainerToken<Value: Sendable>: ContainerSubscription<Value>, @unchecked Sendable {
     @inlinable

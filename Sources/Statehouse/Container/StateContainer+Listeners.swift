@@ -28,7 +28,8 @@ extension StateContainer {
 
 /// The registration of a weakly held ``StateListener``: the container never retains the listener, and a delivery
 /// that finds it gone cancels the registration.
-// @unchecked restates SubscriptionToken's conformance: this subclass adds only `let` and `weak let` properties.
+// @unchecked Sendable is safe: this subclass adds only `let` and `weak let` properties, never reassigned; loading a
+// weak reference is thread-safe in the Swift runtime.
 final class ListenerSubscription<Value: Sendable>: ContainerSubscription<Value>, @unchecked Sendable {
     let listenerID: ObjectIdentifier
     private let listener: WeakListener

@@ -43,7 +43,7 @@ extension StateContainer {
 }
 
 /// The registration behind ``StateContainer/values``: finishes the stream when the container goes away.
-// @unchecked restates SubscriptionToken's conformance: this subclass adds only a `let` property.
+// @unchecked Sendable is safe: this subclass adds only a `let` continuation, which is Sendable and never reassigned.
 final class StreamSubscription<Value: Sendable>: ContainerSubscription<Value>, @unchecked Sendable {
     private let continuation: AsyncStream<Value>.Continuation
 

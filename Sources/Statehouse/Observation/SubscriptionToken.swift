@@ -35,8 +35,9 @@ import Synchronization
 // their owner and override `detach()` to leave it; the final ones a user holds cancel in their `deinit`, where their
 // stored properties still live (a base class's `deinit` runs after a subclass's properties are destroyed).
 //
-// @unchecked because the class is not final, which `Sendable` requires: all mutable state here is in atomics, and
-// subclasses add only `let` properties, weak references, or state they guard with their owner's lock (each says so).
+// @unchecked because the class is not final, which checked `Sendable` requires. It is safe: all mutable state here
+// is in atomics (`callingThread`, `cancellation`), the rest is `let`, and subclasses add only `let` properties, weak
+// references, or state they guard with their owner's lock (each says why where it declares the conformance).
 public class SubscriptionToken: Hashable, @unchecked Sendable {
     @usableFromInline let callingThread = Atomic<UInt>(0)
     /// ``live``, ``cancelled``, or ``cancelledWithoutWaiting``: the flag of the handshake, and whether a cancellation

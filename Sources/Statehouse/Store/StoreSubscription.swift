@@ -3,8 +3,8 @@ import Synchronization
 /// A subscriber's registration with a store: where it sits among the store's selection groups.
 ///
 /// Subscribing is queued behind the work the store is doing, so the place is known only once the store gets to it.
-// @unchecked: restates SubscriptionToken's conformance; `group` and `slot` are only read and written with the store's
-// state lock held (`location`, `setLocation(group:slot:)`).
+// @unchecked Sendable is safe: `group` and `slot`, the only state added to SubscriptionToken's atomics, are read and
+// written only with the store's state lock held (`location`, `setLocation(group:slot:)`), which orders every access.
 @usableFromInline class StoreSubscriptionBase: SubscriptionToken, @unchecked Sendable {
     // Unchecked: the store's lock already makes every access exclusive, and the runtime's checks of a class's `var`s
     // cost about 350 instructions per subscribe + cancel (six accesses, each recorded and looked up).
@@ -40,7 +40,8 @@ import Synchronization
 ///
 /// No `weak` reference to the store: the first one gives the store a side table for good, and from then on every
 /// retain and release of it takes the runtime's slow path (about 700 instructions of a subscribe + cancel).
-// @unchecked: restates SubscriptionToken's conformance; adds an atomic that the first `cancel()` empties.
+// @unchecked Sendable is safe: the only state this subclass adds is `retainedStore`, an atomic that the first
+// `cancel()` empties with an exchange, so two threads never both release the store.
 @usableFromInline
 final class StoreSubscription<State: Sendable, Action: Sendable>: StoreSubscriptionBase, @unchecked Sendable {
     /// The store, retained until the subscription is cancelled. An atomic of a type that is not generic: the

@@ -75,19 +75,14 @@ private final class ThreadSlot: Sendable {
     @Test(arguments: [false, true]) func everyLaterCancelWaitsForTheHeldCall(combined: Bool) async {
         let c = StateContainer(0, key: "attack.cancelstate.many.\(UUID().uuidString)")
         let other = StateContainer(0, key: "attack.cancelstate.many.other.\(UUID().uuidString)")
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let inside = Atomic<Bool>(false)
+        let held = AttackHeldCall()
         let part = c.observe { value in
             guard value == 1 else { return }
-            inside.store(true, ordering: .sequentiallyConsistent)
-            entered.signal()
-            _ = release.wait(timeout: .now() + .seconds(attackPatience))
-            inside.store(false, ordering: .sequentiallyConsistent)
+            held.call()
         }
         let token = combined ? SubscriptionToken.combining([part, other.observe { _ in }]) : part
         let delivered = onAThreadOfItsOwn { c.modify(1) }
-        #expect(await attackWait(for: entered))
+        #expect(await attackWait(for: held.entered))
         let early = Atomic<Int>(0)
         let returnedCount = Atomic<Int>(0)
         let threads = (0..<3).map { _ in ThreadSlot() }
@@ -97,7 +92,7 @@ private final class ThreadSlot: Sendable {
             dones.append(onAThreadOfItsOwn {
                 t.id.store(currentThreadIdentity(), ordering: .sequentiallyConsistent)
                 token.cancel()
-                if inside.load(ordering: .sequentiallyConsistent) { early.add(1, ordering: .sequentiallyConsistent) }
+                if held.isInside { early.add(1, ordering: .sequentiallyConsistent) }
                 returnedCount.add(1, ordering: .sequentiallyConsistent)
             })
         }
@@ -111,7 +106,7 @@ private final class ThreadSlot: Sendable {
             }
         }
         #expect(allWaiting, "the cancels neither waited nor returned")
-        release.signal()
+        held.letOut()
         for d in dones { #expect(await attackWait(for: d)) }
         #expect(await attackWait(for: delivered))
         let loaded4 = early.load(ordering: .sequentiallyConsistent)
@@ -190,26 +185,21 @@ private final class ThreadSlot: Sendable {
     /// and a cancel on another thread would return with the call running.
     @Test func aListenerChangingItsOwnContainerInsideItsCallIsStillWaitedFor() async {
         let c = StateContainer(0, key: "attack.cancelstate.reentrant.\(UUID().uuidString)")
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let inside = Atomic<Bool>(false)
+        let held = AttackHeldCall()
         let token = c.observe { value in
             guard value == 1 else { return }
             c.modify(2)
-            inside.store(true, ordering: .sequentiallyConsistent)
-            entered.signal()
-            _ = release.wait(timeout: .now() + .seconds(attackPatience))
-            inside.store(false, ordering: .sequentiallyConsistent)
+            held.call()
         }
         let delivered = onAThreadOfItsOwn { c.modify(1) }
-        #expect(await attackWait(for: entered))
+        #expect(await attackWait(for: held.entered))
         let q = ThreadSlot()
         let returned = Atomic<Bool>(false)
         let insideWhenReturned = Atomic<Bool>(false)
         let qDone = onAThreadOfItsOwn {
             q.id.store(currentThreadIdentity(), ordering: .sequentiallyConsistent)
             token.cancel()
-            insideWhenReturned.store(inside.load(ordering: .sequentiallyConsistent), ordering: .sequentiallyConsistent)
+            insideWhenReturned.store(held.isInside, ordering: .sequentiallyConsistent)
             returned.store(true, ordering: .sequentiallyConsistent)
         }
         _ = await offThePool {
@@ -218,7 +208,7 @@ private final class ThreadSlot: Sendable {
                 return returned.load(ordering: .sequentiallyConsistent) || (id != 0 && CancelWaits.shared.isWaiting(id))
             }
         }
-        release.signal()
+        held.letOut()
         #expect(await attackWait(for: qDone))
         #expect(await attackWait(for: delivered))
         let loaded6 = insideWhenReturned.load(ordering: .sequentiallyConsistent)

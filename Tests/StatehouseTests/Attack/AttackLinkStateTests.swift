@@ -30,29 +30,10 @@ private final class LastReference<T: AnyObject & Sendable>: Sendable {
     var object: T? { slot.withLock { $0 } }
 }
 
-/// A listener call that stays inside until let out, and says whether it is inside.
-private final class HeldCall: Sendable {
-    let entered = DispatchSemaphore(value: 0)
-    private let release = DispatchSemaphore(value: 0)
-    private let inside = Atomic<Bool>(false)
-
-    func call() {
-        inside.store(true, ordering: .sequentiallyConsistent)
-        entered.signal()
-        _ = release.wait(timeout: .now() + .seconds(attackPatience))
-        inside.store(false, ordering: .sequentiallyConsistent)
-    }
-
-    var isInside: Bool { inside.load(ordering: .sequentiallyConsistent) }
-
-    func letOut() { release.signal() }
-}
-
-
 /// Cancels `token` on a thread of its own while `held`'s call is inside, lets the call out once that `cancel()` waits
 /// for it (seen in `CancelWaits`, after its first hundred yields) or returned, and says whether it returned with the
 /// call still inside; `nil` if it neither waited nor returned within the deadline.
-private func cancelWhileTheCallIsHeld(_ token: SubscriptionToken, _ held: HeldCall) async -> Bool? {
+private func cancelWhileTheCallIsHeld(_ token: SubscriptionToken, _ held: AttackHeldCall) async -> Bool? {
     let thread = Atomic<UInt>(0)
     let returned = Atomic<Bool>(false)
     let insideWhenReturned = Atomic<Bool>(false)
@@ -77,7 +58,7 @@ private func cancelWhileTheCallIsHeld(_ token: SubscriptionToken, _ held: HeldCa
 /// Delivers 1 to `container` on a thread of its own, a call `held` holds; cancels `token` on another thread, which
 /// waits for that call; then cancels it again with ``cancelWhileTheCallIsHeld(_:_:)``, whose answer it returns.
 private func cancelTwiceWhileTheCallIsHeld(
-    _ container: StateContainer<Int>, _ token: SubscriptionToken, _ held: HeldCall
+    _ container: StateContainer<Int>, _ token: SubscriptionToken, _ held: AttackHeldCall
 ) async -> Bool? {
     let delivered = onAThreadOfItsOwn { container.modify(1) }
     #expect(await attackWait(for: held.entered))
@@ -103,7 +84,7 @@ private func cancelTwiceWhileTheCallIsHeld(
         let weakCanary = AttackWeak(canary)
         let token = container!.observe { [canary] _ in withExtendedLifetime(canary) {} }
         canary = nil
-        let held = HeldCall()
+        let held = AttackHeldCall()
         let queued = container!.observe(on: .queue(DispatchQueue(label: "attack.linkstate.release"))) { value in
             if value == 1 { held.call() }
         }
@@ -156,7 +137,7 @@ private func cancelTwiceWhileTheCallIsHeld(
     /// second cancel found the flag set and returned at once (a defect older than c6392e8's pre-check).
     @Test func aSecondCancelOnAnotherThreadWaitsForTheCallInProgress() async {
         let container = StateContainer(0, key: "attack.linkstate.twice.\(UUID().uuidString)")
-        let held = HeldCall()
+        let held = AttackHeldCall()
         let token = container.observe { value in if value == 1 { held.call() } }
         let insideWhenSecondReturned = await cancelTwiceWhileTheCallIsHeld(container, token, held)
         #expect(insideWhenSecondReturned == false, "the second cancel() returned while the listener's call still ran")
@@ -166,7 +147,7 @@ private func cancelTwiceWhileTheCallIsHeld(
     /// cancel waits by cancelling the parts again, each of which waits for its own call.
     @Test func aSecondCancelOfACombinedTokenWaitsForItsPartsCall() async {
         let container = StateContainer(0, key: "attack.linkstate.combined.\(UUID().uuidString)")
-        let held = HeldCall()
+        let held = AttackHeldCall()
         let token = SubscriptionToken.combining([
             container.observe { _ in },
             container.observe { value in if value == 1 { held.call() } },
@@ -180,7 +161,7 @@ private func cancelTwiceWhileTheCallIsHeld(
     /// before session 17's fix, same root cause as the test above).
     @Test func aTokenCancelledWhileItsContainersDeinitWaitsWaitsForTheCallToo() async {
         var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.dq.\(UUID().uuidString)")
-        let held = HeldCall()
+        let held = AttackHeldCall()
         let token = container!.observe(on: .queue(DispatchQueue(label: "attack.linkstate.dq"))) { value in
             if value == 1 { held.call() }
         }
@@ -205,7 +186,7 @@ private func cancelTwiceWhileTheCallIsHeld(
             let weakContainer = AttackWeak(container)
             let weakLink = AttackWeak(container!.link)
             let last = LastReference(container.take()!)
-            let held = HeldCall()
+            let held = AttackHeldCall()
             let modified = AttackFlag()
             let third = Locked<SubscriptionToken?>(last.object!.observe { _ in })
             let endedInside = DispatchSemaphore(value: 0)

@@ -51,7 +51,7 @@ private final class Watcher: StoreSubscribing, Sendable {
     /// (no wait) and the other; the round then walks past the parts' entries.
     @Test func aCombinedTokenLetGoInsideAPartsCall() {
         let c = StateContainer(0, key: "attack.merge.combinedInside.\(UUID().uuidString)")
-        let slot = AttackTokenSlot()
+        let slot = AttackSlot<SubscriptionToken>()
         let heard = AttackCounter()
         let first = c.observe { value in
             _ = heard.increment()
@@ -79,11 +79,11 @@ private final class Watcher: StoreSubscribing, Sendable {
             let (first, entered, release) = attackListenerHeldAtOne(c)
             let letGo = AttackFlag()
             let heardAfter = AttackCounter()
-            let slots = (0..<4).map { _ in AttackTokenSlot() }
+            let slots = (0..<4).map { _ in AttackSlot<SubscriptionToken>() }
             var weakRefs: [AttackWeak<SubscriptionToken>] = []
             for slot in slots {
                 slot.set(c.observe { _ in if letGo.isSet { _ = heardAfter.increment() } })
-                weakRefs.append(AttackWeak(slot.token))
+                weakRefs.append(AttackWeak(slot.value))
             }
             let delivered = onAThreadOfItsOwn { c.modify(1) }
             #expect(await attackWait(for: entered))
@@ -108,14 +108,14 @@ private final class Watcher: StoreSubscribing, Sendable {
     @Test func tokensLetGoWhileChangesFlow() async {
         for round in 0..<60 {
             let c = StateContainer(0, key: "attack.merge.flow.\(round).\(UUID().uuidString)")
-            let slots = (0..<16).map { _ in AttackTokenSlot() }
+            let slots = (0..<16).map { _ in AttackSlot<SubscriptionToken>() }
             let released = (0..<16).map { _ in AttackFlag() }
             let late = AttackCounter()
             var weakRefs: [AttackWeak<SubscriptionToken>] = []
             for index in 0..<16 {
                 let flag = released[index]
                 slots[index].set(c.observe { _ in if flag.isSet { _ = late.increment() } })
-                if index.isMultiple(of: 2) { weakRefs.append(AttackWeak(slots[index].token)) }
+                if index.isMultiple(of: 2) { weakRefs.append(AttackWeak(slots[index].value)) }
             }
             let go = DispatchSemaphore(value: 0)
             let changer = onAThreadOfItsOwn {
@@ -143,13 +143,13 @@ private final class Watcher: StoreSubscribing, Sendable {
     /// inside `invoke`, which then clears the calling thread in the token's kept memory.
     @Test func aWeaklyReferencedTokenLetGoInsideItsOwnCall() {
         let c = StateContainer(0, key: "attack.merge.ownCall.\(UUID().uuidString)")
-        let slot = AttackTokenSlot()
+        let slot = AttackSlot<SubscriptionToken>()
         let heard = AttackCounter()
         slot.set(c.observe { _ in
             _ = heard.increment()
             slot.letGo()
         })
-        let weakToken = AttackWeak(slot.token)
+        let weakToken = AttackWeak(slot.value)
         let after = c.observe { _ in _ = heard.increment() }
         c.modify(1)
         #expect(weakToken.object == nil)
@@ -166,13 +166,13 @@ private final class Watcher: StoreSubscribing, Sendable {
         let (blocker, entered, release) = attackListenerHeldAtOne(c)
         let delivered = onAThreadOfItsOwn { c.modify(1) }
         #expect(await attackWait(for: entered))
-        let slot = AttackTokenSlot()
+        let slot = AttackSlot<SubscriptionToken>()
         let calls = AttackCounter()
         slot.set(c.observe(initial: true) { _ in
             _ = calls.increment()
             slot.letGo()
         })
-        let weakToken = AttackWeak(slot.token)
+        let weakToken = AttackWeak(slot.value)
         #expect(calls.value == 0, "the first value came before the change being delivered")
         release.signal()
         #expect(await attackWait(for: delivered))
@@ -210,7 +210,7 @@ private final class Watcher: StoreSubscribing, Sendable {
             let container = AttackSlot<StateContainer<Int>>()
             let c = StateContainer(0, key: "attack.merge.everyKind.\(round).\(UUID().uuidString)")
             container.value = c
-            let slots = (0..<8).map { _ in AttackTokenSlot() }
+            let slots = (0..<8).map { _ in AttackSlot<SubscriptionToken>() }
             var weakRefs: [AttackWeak<SubscriptionToken>] = []
             for (index, slot) in slots.enumerated() {
                 if index.isMultiple(of: 3) {
@@ -218,7 +218,7 @@ private final class Watcher: StoreSubscribing, Sendable {
                 } else {
                     slot.set(c.observe { _ in })
                 }
-                if index.isMultiple(of: 2) { weakRefs.append(AttackWeak(slot.token)) }
+                if index.isMultiple(of: 2) { weakRefs.append(AttackWeak(slot.value)) }
             }
             c.bind(name: "n") { _ in }
             let kept = c.observe { _ in }
@@ -256,7 +256,7 @@ private final class Watcher: StoreSubscribing, Sendable {
     @Test func aQueuedObserversTokenLetGoInsideItsCall() async {
         let c = StateContainer(0, key: "attack.merge.queuedOwn.\(UUID().uuidString)")
         let queue = DispatchQueue(label: "attack.merge.queuedOwn")
-        let slot = AttackTokenSlot()
+        let slot = AttackSlot<SubscriptionToken>()
         let calls = AttackCounter()
         let done = DispatchSemaphore(value: 0)
         slot.set(c.observe(on: .queue(queue)) { _ in
@@ -279,7 +279,7 @@ private final class Watcher: StoreSubscribing, Sendable {
         let c = StateContainer(0, key: "attack.merge.queuedWait.\(UUID().uuidString)")
         let queue = DispatchQueue(label: "attack.merge.queuedWait")
         let probe = AttackCancelProbe()
-        let slot = AttackTokenSlot()
+        let slot = AttackSlot<SubscriptionToken>()
         slot.set(c.observe(on: .queue(queue)) { _ in probe.call() })
         c.modify(1)
         #expect(await attackWait(for: probe.entered))
@@ -291,9 +291,9 @@ private final class Watcher: StoreSubscribing, Sendable {
     @Test func aSynchronousTokenLetGoWhileItsCallRuns() async {
         let c = StateContainer(0, key: "attack.merge.syncWait.\(UUID().uuidString)")
         let probe = AttackCancelProbe()
-        let slot = AttackTokenSlot()
+        let slot = AttackSlot<SubscriptionToken>()
         slot.set(c.observe { _ in probe.call() })
-        _ = AttackWeak(slot.token)
+        _ = AttackWeak(slot.value)
         let delivered = onAThreadOfItsOwn { c.modify(1) }
         #expect(await attackWait(for: probe.entered))
         let ended = await probe.cancel { slot.letGo() }
@@ -308,13 +308,13 @@ private final class Watcher: StoreSubscribing, Sendable {
     @Test func aStoreTokenLetGoInsideItsOwnCall() {
         var store: Store<Pair, PairAction>? = Store(initialState: Pair(), reducer: pairReducer)
         let weakStore = AttackWeak(store)
-        let slot = AttackTokenSlot()
+        let slot = AttackSlot<SubscriptionToken>()
         let calls = AttackCounter()
         slot.set(store!.subscribe(\.a, initial: false) { _ in
             _ = calls.increment()
             slot.letGo()
         })
-        let weakToken = AttackWeak(slot.token)
+        let weakToken = AttackWeak(slot.value)
         let other = store!.subscribe(\.a, initial: false) { _ in }
         store!.dispatch(.a)
         #expect(weakToken.object == nil)
@@ -328,8 +328,8 @@ private final class Watcher: StoreSubscribing, Sendable {
     /// One subscriber lets go of another's token in the same round (the same key-path group and another group).
     @Test func aStoreTokenLetGoByAnEarlierSubscriberOfTheSameRound() {
         let store = Store(initialState: Pair(), reducer: pairReducer)
-        let sameGroup = AttackTokenSlot()
-        let otherGroup = AttackTokenSlot()
+        let sameGroup = AttackSlot<SubscriptionToken>()
+        let otherGroup = AttackSlot<SubscriptionToken>()
         let heard = AttackCounter()
         let first = store.subscribe(select: { $0 }, isDuplicate: { _, _ in false }, initial: false) { _ in
             sameGroup.letGo()
@@ -349,7 +349,7 @@ private final class Watcher: StoreSubscribing, Sendable {
     @Test func storeTokensLetGoWhileDispatchesFlow() async {
         for round in 0..<60 {
             let store = Store(initialState: Pair(), reducer: pairReducer)
-            let slots = (0..<12).map { _ in AttackTokenSlot() }
+            let slots = (0..<12).map { _ in AttackSlot<SubscriptionToken>() }
             let released = (0..<12).map { _ in AttackFlag() }
             let late = AttackCounter()
             var weakRefs: [AttackWeak<SubscriptionToken>] = []
@@ -361,7 +361,7 @@ private final class Watcher: StoreSubscribing, Sendable {
                         ? store.subscribe(\.a, initial: false, listener)
                         : store.subscribe(select: { $0.a + $0.b }, isDuplicate: ==, initial: false, listener)
                 )
-                if index.isMultiple(of: 3) { weakRefs.append(AttackWeak(slots[index].token)) }
+                if index.isMultiple(of: 3) { weakRefs.append(AttackWeak(slots[index].value)) }
             }
             let go = DispatchSemaphore(value: 0)
             let dispatcher = onAThreadOfItsOwn {
@@ -393,7 +393,7 @@ private final class Watcher: StoreSubscribing, Sendable {
         let busy = onAThreadOfItsOwn { store.dispatch(.hold) }
         #expect(await attackWait(for: entered))
         let probe = AttackCancelProbe()
-        let slot = AttackTokenSlot()
+        let slot = AttackSlot<SubscriptionToken>()
         slot.set(store.subscribe(\.a) { _ in probe.call() })
         release.signal()
         #expect(await attackWait(for: probe.entered))

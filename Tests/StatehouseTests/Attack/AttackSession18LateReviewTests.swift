@@ -232,7 +232,7 @@ private func lateKey(_ name: String) -> String {
     @Test func aTokenReleasedInsideAListenerWhoseListenerOwnsAnotherToken() {
         let container = StateContainer(0, key: lateKey("remover.inside"))
         let heard = Recorder<String>()
-        let slot = AttackTokenSlot()
+        let slot = AttackSlot<SubscriptionToken>()
         slot.set({
             let inner = container.observe { heard.append("c\($0)") }
             return container.observe { [inner] value in
@@ -254,7 +254,7 @@ private func lateKey(_ name: String) -> String {
     @Test func aTokenReleasedInsideItsOwnListenerThatOwnsAnotherToken() {
         let container = StateContainer(0, key: lateKey("remover.self"))
         let heard = Recorder<String>()
-        let slot = AttackTokenSlot()
+        let slot = AttackSlot<SubscriptionToken>()
         let inner = container.observe { heard.append("inner\($0)") }
         slot.set(container.observe { [inner] value in
             heard.append("outer\(value)")
@@ -284,7 +284,7 @@ private func lateKey(_ name: String) -> String {
         let container = StateContainer(0, key: lateKey("remover.round"))
         let (blocker, entered, release) = attackListenerHeldAtOne(container)
         let heard = Recorder<Int>()
-        let slot = AttackTokenSlot()
+        let slot = AttackSlot<SubscriptionToken>()
         slot.set({
             let inner = container.observe { heard.append(100 + $0) }
             return container.observe { [inner] value in heard.append(value); withExtendedLifetime(inner) {} }
@@ -432,7 +432,7 @@ private func lateKey(_ name: String) -> String {
     @Test func anInitialCallThatLetsGoOfAnotherTokenItOwns() {
         let container = StateContainer(0, key: lateKey("consuming.initial.other"))
         let heard = Recorder<String>()
-        let slot = AttackTokenSlot()
+        let slot = AttackSlot<SubscriptionToken>()
         slot.set(container.observe { heard.append("other\($0)") })
         let token = container.observe(initial: true) { value in
             heard.append("mine\(value)")

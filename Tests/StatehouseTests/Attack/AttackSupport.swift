@@ -257,6 +257,17 @@ final class AttackSlot<Value: Sendable>: Sendable {
         get { slot.withLock { $0 } }
         set { slot.withLock { $0 = newValue } }
     }
+
+    func set(_ value: Value?) {
+        self.value = value
+    }
+
+    /// Takes the value out under the lock and lets it go outside it: a token let go cancels, and may wait for a call
+    /// that reads this slot.
+    func letGo() {
+        let taken = slot.withLock { $0.take() }
+        withExtendedLifetime(taken) {}
+    }
 }
 
 /// The listener side of "cancel() returns only once no call is running": its first call says so, waits until
@@ -381,18 +392,21 @@ func attackListenerHeldAtOne(
     return (token, entered, release)
 }
 
-/// A token slot any thread may clear; the slot's reference is the token's only one.
-final class AttackTokenSlot: Sendable {
-    let slot = Locked<SubscriptionToken?>(nil)
-    var token: SubscriptionToken? { slot.withLock { $0 } }
-    func set(_ token: SubscriptionToken?) { slot.withLock { $0 = token } }
-    /// Takes the token out under the lock, and lets it go outside it.
-    func letGo() {
-        let taken = slot.withLock { slot -> SubscriptionToken? in
-            let taken = slot
-            slot = nil
-            return taken
-        }
-        withExtendedLifetime(taken) {}
+/// A listener call held inside until `letOut()`: `entered` is signalled once it is inside, `isInside` says whether
+/// it still is.
+final class AttackHeldCall: Sendable {
+    let entered = DispatchSemaphore(value: 0)
+    private let release = DispatchSemaphore(value: 0)
+    private let inside = Atomic<Bool>(false)
+
+    func call() {
+        inside.store(true, ordering: .sequentiallyConsistent)
+        entered.signal()
+        _ = release.wait(timeout: .now() + .seconds(attackPatience))
+        inside.store(false, ordering: .sequentiallyConsistent)
     }
+
+    var isInside: Bool { inside.load(ordering: .sequentiallyConsistent) }
+
+    func letOut() { release.signal() }
 }

@@ -3,8 +3,8 @@
 ///
 /// Its own handshake is never used: it makes no calls. Its calls in progress are its parts', so waiting for them is
 /// cancelling the parts again, which a cancel that did not detach (a second one, on another thread) does too.
-// @unchecked restates SubscriptionToken's conformance: this subclass adds only a `let` array of tokens, which are
-// Sendable.
+// @unchecked Sendable is safe: this subclass adds only a `let` array of tokens, set in `init` and never changed, and
+// the tokens are Sendable; SubscriptionToken's own state is atomics.
 final class CombinedSubscription: SubscriptionToken, @unchecked Sendable {
     private let parts: [SubscriptionToken]
 

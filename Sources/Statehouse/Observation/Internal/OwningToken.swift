@@ -6,7 +6,8 @@
 /// store's registration, queued behind the store's work, holds it until it runs. Those subscriptions stay in their
 /// owner's table until this token cancels them, which is what lets the table reach them (see
 /// `ObserverTable.Entry`).
-// @unchecked restates SubscriptionToken's conformance: this subclass adds only a `let` reference to a token.
+// @unchecked Sendable is safe: this subclass adds only a `let` reference to a token (Sendable), set in `init` and
+// never changed; SubscriptionToken's own state is atomics.
 @usableFromInline
 final class OwningToken: SubscriptionToken, @unchecked Sendable {
     /// The subscription whose listener runs.
