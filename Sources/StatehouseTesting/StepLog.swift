@@ -22,6 +22,19 @@ struct StepProgress<State: Sendable, Action: Sendable>: Sendable {
         return take(through: index)
     }
 
+    /// Takes the step of the action the test sent as `number`, leaving the received steps before it pending: an
+    /// exhaustive `send` fails for them, but they stay for the `receive`s that assert them next. The taken step's
+    /// `skipped` lists them, without taking them.
+    @inlinable
+    mutating func takeSentLeavingReceived(number: UInt64) -> TakenStep<State, Action>? {
+        guard let index = pending.firstIndex(where: { $0.isSent(number: number) }) else { return nil }
+        let step = pending.remove(at: index)
+        var unasserted: [TestStep<State, Action>] = []
+        for earlier in pending[..<index] where earlier.isReceived { unasserted.append(earlier) }
+        asserted = step.before
+        return TakenStep(skipped: unasserted, step: step)
+    }
+
     /// Takes the first pending received step, which an exhaustive `receive` must match. A sent step before it is
     /// left for its `send` (see ``take(through:)``).
     mutating func takeFirst() -> TestStep<State, Action>? {

@@ -172,7 +172,8 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
     /// Sends `action` and checks that the state changed exactly as `assert` says (only in what it says, with
     /// exhaustivity off). Without `assert`, the state must not change.
     ///
-    /// With exhaustivity on, actions received before and not asserted fail the test; with it off they are skipped.
+    /// With exhaustivity on, actions received before and not asserted fail the test, and stay for the `receive`s
+    /// that assert them; with it off they are skipped.
     @inlinable
     public func send(
         _ action: Action,
@@ -187,14 +188,17 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         }
         store.dispatch(.sent(action, number: number))
         let deadline = ContinuousClock.now + Self.applyTimeout
-        guard let taken = await log.wait(until: deadline, for: { $0.takeSent(number: number) }) else {
+        let exhaustive = exhaustivity == .on
+        guard let taken = await log.wait(until: deadline, for: { progress in
+            exhaustive ? progress.takeSentLeavingReceived(number: number) : progress.takeSent(number: number)
+        }) else {
             return fail(
                 "The store did not apply \(ValueDescription.line(action)) within \(Self.applyTimeout): is a reducer stuck?",
                 sourceLocation: sourceLocation
             )
         }
         let unasserted = TestStep.receivedActions(in: taken.skipped)
-        if exhaustivity == .on, !unasserted.isEmpty {
+        if exhaustive, !unasserted.isEmpty {
             Issue.record(
                 """
                 Sent \(ValueDescription.line(action)) while \(unasserted.count) received action(s) were not \

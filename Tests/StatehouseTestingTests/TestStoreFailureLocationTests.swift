@@ -30,15 +30,17 @@ struct TestStoreFailureLocationTests {
             await store.send(.tap) { $0 = 5 }
         }
         #expect(await eventually { store.pendingReceivedActions == [.response(42)] })
-        // A send while a received action was not asserted (the state itself is as asserted: 42 → 43).
+        // A send while a received action was not asserted (the state itself is as asserted: 42 → 43); the action
+        // stays for a receive.
         await expectOneIssue(atLine: #line + 1) {
             await store.send(.tap) { $0 = 43 }
         }
-        #expect(await eventually { store.pendingReceivedActions == [.response(42)] })
+        #expect(await eventually { store.pendingReceivedActions == [.response(42), .response(42)] })
         // A receive of another action than the one received.
         await expectOneIssue(atLine: #line + 1) {
             await store.receive(.tap) { $0 = 42 }
         }
+        await store.receive(.response(42)) { $0 = 42 }
         // A receive of an action no effect sends: nothing is left running or queued to send one.
         await store.waitForQueuedWork()
         #expect(await eventually { store.pendingReceivedActions.isEmpty })

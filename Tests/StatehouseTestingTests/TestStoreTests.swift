@@ -1,4 +1,5 @@
 import Statehouse
+import StatehouseTestSupport
 import StatehouseTesting
 import Testing
 
@@ -37,6 +38,24 @@ struct TestStoreTests {
         await store.receive(.results(["SWIFT"])) { $0.results = ["SWIFT"] }
         await store.finish()
         #expect(store.state == Search(query: "swift", results: ["SWIFT"]))
+    }
+
+    /// A `send` while a received action is not asserted fails, and leaves that action for the `receive` that
+    /// asserts it next.
+    @Test func sendingBeforeReceivingFailsButConsumesNothing() async {
+        typealias Tap = TestStoreParityTests.Tap
+        let store = TestStore(initialState: 0, reducer: TestStoreParityTests.tapReducer)
+        await store.send(.tap) { $0 = 1 }
+        #expect(await eventually { store.pendingReceivedActions == [.response(42)] })
+        await withKnownIssue {
+            await store.send(.tap) { $0 = 43 }
+        } matching: { issue in
+            issue.description.contains("were not asserted")
+        }
+        #expect(await eventually { store.pendingReceivedActions == [.response(42), .response(42)] })
+        await store.receive(.response(42)) { $0 = 42 }
+        await store.receive(.response(42)) { $0 = 42 }
+        await store.finish()
     }
 
     @Test func wrongMutationFailsWithADiff() async {

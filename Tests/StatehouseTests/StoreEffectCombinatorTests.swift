@@ -408,12 +408,16 @@ struct CancelEffectsContentionTests {
             Thread.detachNewThread { store.dispatch(.hold) }
             #expect(await attackWait(for: holding))
             for _ in 0..<senders { go.signal() }
-            await onNewThreads(dispatchers) { _ in
-                for _ in 0..<perDispatcher { store.dispatch(.other) }
+            // Each dispatcher waits for its action, queued behind the held one, until the processor is released.
+            let dispatching = Task {
+                await onNewThreads(dispatchers) { _ in
+                    for _ in 0..<perDispatcher { store.dispatch(.other) }
+                }
             }
             #expect(await eventually { sent.value == senders * perSender })
             store.cancelEffects(id: "ticks")
             release.signal()
+            await dispatching.value
             store.dispatch(.marker)
             #expect(await eventually { store.state.markers == 1 })
             #expect(store.state.ticks == 0, "round \(round): a cancelled effect's queued action was applied")

@@ -1,3 +1,4 @@
+import Foundation
 import Statehouse
 import StatehouseTesting
 import Testing  // TestStore's default arguments use its `#_sourceLocation`
@@ -46,6 +47,20 @@ func storeTable(budget: Duration) async -> Table {
             target: count == 100 ? "≤ 10 ns" : ""
         )
     }
+    // Several threads dispatching to one store at once: every `dispatch` returns with its action applied, against a
+    // store that applies each under a `Mutex` (which also reads its own write).
+    for threads in [2, 4] {
+        let store = Store(initialState: Fields(), reducer: click)
+        let naive = NaiveStore(initialState: Fields(), reducer: click)
+        table.add(
+            "dispatch, \(threads) threads at once, 0 subscribers, per action", unit: "ns",
+            cells: [
+                Cell(value: contendedDispatch(threads: threads) { store.dispatch($0) }),
+                Cell(value: contendedDispatch(threads: threads) { naive.dispatch($0) }),
+            ],
+            target: "≤ 2× the naive store"
+        )
+    }
     // Every subscriber's value changes: each group selects once, and each subscriber is called.
     let emptyBumping = dispatchCost(subscribers: 0, reducer: bumpAll)
     let bumping = dispatchCost(subscribers: 100, reducer: bumpAll)
@@ -80,6 +95,27 @@ func storeTable(budget: Duration) async -> Table {
     let testStore = await testStoreOverhead(budget: budget)
     table.add("TestStore.send vs Store.dispatch", unit: "ns", cells: [Cell(value: testStore.dispatch), Cell(value: testStore.send)], target: "")
     return table
+}
+
+/// `threads` threads each dispatch `perThread` actions through `dispatch`, all at once: the median over `runs` of the
+/// time per action, all threads' actions counted.
+private func contendedDispatch(
+    threads: Int, perThread: Int = 100_000, runs: Int = 5, _ dispatch: @escaping @Sendable (Int) -> Void
+) -> Double {
+    let times = (0..<runs).map { _ in
+        let done = DispatchGroup()
+        let start = ContinuousClock.now
+        for _ in 0..<threads {
+            done.enter()
+            Thread.detachNewThread {
+                for action in 0..<perThread { dispatch(action) }
+                done.leave()
+            }
+        }
+        done.wait()
+        return nanoseconds(ContinuousClock.now - start) / Double(threads * perThread)
+    }
+    return times.sorted()[runs / 2]
 }
 
 /// A Statehouse store and a naive one, each with `count` subscribers spread over the ten watched fields.

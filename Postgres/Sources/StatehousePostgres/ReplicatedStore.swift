@@ -159,7 +159,8 @@ public final class ReplicatedStore<State: Codable & Sendable, Action: Codable & 
     /// accumulate here).
     public var pendingCount: Int { replicator.pendingCount }
 
-    /// Queues `action` for the log; the same as `store.dispatch(action)`. Never blocks, from any thread.
+    /// Queues `action` for the log; the same as `store.dispatch(action)`. From any thread; it waits only for its
+    /// turn on the local store, never for the server (use ``send(_:)`` to wait until the log has it).
     public func dispatch(_ action: Action) {
         store.dispatch(action)
     }

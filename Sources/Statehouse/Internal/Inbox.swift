@@ -1,33 +1,55 @@
 import Synchronization
 
-/// A ``WorkQueue`` whose idle case takes no lock: how a ``Store`` orders its work.
+/// A ``TurnQueue`` whose idle case takes no lock: how a ``Store`` orders its work.
 ///
 /// Most dispatches find the store idle and leave it idle. For them, taking the queue's lock twice (to become the
 /// worker, then to find nothing queued) cost two lock round trips, a third of an idle `dispatch`. Here an atomic
 /// word, ``activity``, says who works: the caller claims an idle store with one compare-and-exchange
 /// (``claimIfIdle()``) and gives it back with another (``finishIfNothingQueued()``). Work queued meanwhile is the
-/// queue's, under its lock, as before: queueing marks the word, so the worker's give-back fails and it goes on
-/// through ``next()``, which takes the lock.
+/// queue's, under its lock: queueing marks the word, so the worker's give-back fails and it goes on through
+/// ``next()``, which takes the lock.
 ///
 /// The rules that keep the two halves in agreement:
-/// - The word is 0 only when nobody works, and then nothing is queued and the queue's counters are reset.
+/// - The word is 0 only when nobody works, and then nothing is queued and the queue is idle.
 /// - The queued mark is set, under the lock, before anything is queued, and only ``next()`` clears it (setting the
 ///   word to 0, under the lock, when the queue is empty): a worker whose give-back succeeded saw no mark, so
 ///   nothing was queued.
-/// - The queue learns of a worker that claimed without the lock (``WorkQueue/adoptWorker(_:)``) when the first
-///   work is queued behind it, so its order and shares are the queue's own (see ``WorkQueue``).
+/// - The queue learns of a worker that claimed without the lock (``TurnQueue/adoptClaimer(_:)``) when the first
+///   work is queued behind it, so its order and chains are the queue's own.
+/// - Above the mark, the word holds the worker's thread (0 while a handed turn has not started): what
+///   ``WaitGraph`` reads of a store other than the caller's, without its lock.
 @usableFromInline
 struct Inbox<Work: Sendable>: ~Copyable, Sendable {
-    /// 0 while nobody works; otherwise the worker's thread identity shifted left by one, and ``queuedMark`` once
-    /// work is queued behind it. User-space thread identities (addresses) leave the top bit free for the shift.
+    /// How a caller that finds the store busy waits for its work.
+    @usableFromInline
+    enum Waiting {
+        /// It does not: an effect's action, an outside change.
+        case never
+        /// It blocks its thread; `store` is the store it waits for, as ``WaitGraph`` sees it.
+        case blocking(any TurnTaking)
+        /// It suspends its task.
+        case suspending
+    }
+
+    /// What a caller does with work it submitted.
+    @usableFromInline
+    enum Submission {
+        /// The store was idle: the caller is its worker, and does the work now.
+        case performNow(Work)
+        /// Queued; nobody waits for it (it came from inside the store's work, or did not ask to).
+        case queued
+        /// Queued; the caller waits with this record.
+        case wait(WaitingCaller)
+    }
+
     @usableFromInline let activity = Atomic<UInt>(0)
-    @usableFromInline let waiting: Locked<WorkQueue<Work>>
+    @usableFromInline let turns: Locked<TurnQueue<Work>>
 
     @usableFromInline static var queuedMark: UInt { 1 }
 
     @inlinable
     init(shareForOthers: Int) {
-        waiting = Locked(WorkQueue(shareForOthers: shareForOthers))
+        turns = Locked(TurnQueue(shareForOthers: shareForOthers))
     }
 
     @inlinable @inline(__always)
@@ -36,6 +58,11 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
     /// Whether nothing is queued and no thread is working.
     var isIdle: Bool {
         activity.load(ordering: .acquiring) == 0
+    }
+
+    /// The worker's thread; 0 if nobody works or a handed turn has not started.
+    var workerThread: UInt {
+        activity.load(ordering: .acquiring) &>> 1
     }
 
     /// Makes the caller the worker if nobody works: one atomic operation, no lock.
@@ -51,7 +78,7 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
     }
 
     /// Gives the store back if nothing was queued since the caller, the worker, claimed it.
-    /// - Returns: `false` if work is queued (or a background thread took over): the worker goes on with ``next()``.
+    /// - Returns: `false` if work is queued: the worker goes on with ``next()``.
     @inlinable @inline(__always)
     func finishIfNothingQueued() -> Bool {
         activity.compareExchange(
@@ -59,18 +86,17 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
         ).exchanged
     }
 
-    /// Hands `work()` back to the caller to do now if nobody works (the caller becomes the worker), or queues it
-    /// and returns `nil`.
-    @inlinable
-    func submit(_ work: () -> Work) -> Work? {
-        waiting.withLock { queue in
+    /// Hands `work()` back to the caller to do now if nobody works (the caller becomes the worker), or queues it.
+    @usableFromInline
+    func submit(_ work: () -> Work, waiting: Waiting) -> Submission {
+        turns.withLock { turns in
             let me = currentThreadIdentity()
             while true {
                 let current = activity.load(ordering: .acquiring)
                 if current == 0 {
                     // Nothing is queued when nobody works: the queue is already in its idle state.
                     guard claimIfIdle(as: me) else { continue }
-                    return work()
+                    return .performNow(work())
                 }
                 if current & Self.queuedMark == 0 {
                     // The worker claimed without the lock: mark the word first, so that its give-back fails and it
@@ -78,33 +104,89 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
                     guard activity.compareExchange(
                         expected: current, desired: current | Self.queuedMark, ordering: .acquiringAndReleasing
                     ).exchanged else { continue }
-                    queue.adoptWorker(current &>> 1)
+                    turns.adoptClaimer(current &>> 1)
                 }
-                let taken = queue.submit(work())
-                precondition(taken == nil, "the inbox queued work while its queue had no worker")
-                return nil
+                let caller = Self.caller(waiting: waiting, thread: me, worker: turns.worker)
+                guard turns.submit(work(), from: me, caller: caller), let caller else { return .queued }
+                return .wait(caller)
             }
         }
     }
 
-    /// What the worker does next, once ``finishIfNothingQueued()`` failed; ``WorkQueue/Next/finished`` leaves the
-    /// store idle.
-    @inlinable @inline(__always)
-    func next() -> WorkQueue<Work>.Next {
-        waiting.withLock { queue in
-            let next = queue.next()
-            if case .finished = next { activity.store(0, ordering: .releasing) }
-            return next
+    /// A record for a caller from another thread than the worker's that waits, unless its wait would close a cycle.
+    private static func caller(waiting: Waiting, thread: UInt, worker: UInt) -> WaitingCaller? {
+        switch waiting {
+        case .never:
+            return nil
+        case .suspending:
+            return WaitingCaller(isBlocking: false)
+        case .blocking(let store):
+            guard thread != worker,
+                WaitGraph.register(thread, waitingFor: store, firstWorker: worker)
+            else { return nil }
+            return WaitingCaller(isBlocking: true)
         }
     }
 
-    /// Makes `thread`, a background thread, the worker after a hand-off; returns what it does first.
-    func resume(on thread: UInt) -> WorkQueue<Work>.Next {
-        waiting.withLock { queue in
+    /// Blocks until `caller`'s chain is done (returns `nil`) or it is the caller's turn (returns what it does
+    /// first).
+    @usableFromInline
+    func wait(_ caller: WaitingCaller) -> TurnQueue<Work>.Next? {
+        let outcome = caller.wait()
+        WaitGraph.unregister(currentThreadIdentity())
+        return outcome == .done ? nil : startTurn()
+    }
+
+    /// What the worker does next, once ``finishIfNothingQueued()`` failed; ``TurnQueue/Next/finished`` leaves the
+    /// store idle. Ends the wait of a caller whose chain the last item ended, and of one handed the turn.
+    @usableFromInline
+    func next() -> TurnQueue<Work>.Next {
+        let (next, done) = turns.withLock { turns in
+            let (next, done) = turns.next()
+            record(next)
+            return (next, done)
+        }
+        done?.end(with: .done)
+        if case .handTurn(let caller) = next { caller.end(with: .yourTurn) }
+        return next
+    }
+
+    /// Starts the turn of a caller whose wait ended with ``WaitingCaller/Outcome/yourTurn``.
+    func startTurn() -> TurnQueue<Work>.Next {
+        take { $0.startTurn(on: $1) }
+    }
+
+    /// Makes the calling background thread the worker after a hand-off; returns what it does first.
+    func resumeInBackground() -> TurnQueue<Work>.Next {
+        take { $0.resumeInBackground(on: $1) }
+    }
+
+    /// The calling thread becomes the worker with `start`, which returns what it does first.
+    private func take(_ start: (inout TurnQueue<Work>, UInt) -> TurnQueue<Work>.Next) -> TurnQueue<Work>.Next {
+        let thread = currentThreadIdentity()
+        let next = turns.withLock { turns in
             activity.store(Self.working(thread) | Self.queuedMark, ordering: .releasing)
-            let next = queue.resume(on: thread)
-            if case .finished = next { activity.store(0, ordering: .releasing) }
+            let next = start(&turns, thread)
+            record(next)
             return next
         }
+        if case .handTurn(let caller) = next { caller.end(with: .yourTurn) }
+        return next
     }
+
+    /// Keeps the word in step with the queue after `next` (under the lock).
+    private func record(_ next: TurnQueue<Work>.Next) {
+        switch next {
+        case .finished: activity.store(0, ordering: .releasing)
+        case .handTurn, .handOff: activity.store(Self.queuedMark, ordering: .releasing)
+        case .perform: break
+        }
+    }
+}
+
+/// A store, as ``WaitGraph`` sees it: its worker's thread.
+@usableFromInline
+protocol TurnTaking: AnyObject, Sendable {
+    /// The thread doing the store's work now; 0 if none, or a handed turn has not started.
+    var workerThread: UInt { get }
 }

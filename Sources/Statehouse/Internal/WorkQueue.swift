@@ -1,5 +1,6 @@
 /// Work done by one thread at a time, in order, with a bounded share for each caller: how containers deliver changes
-/// and how stores process actions. The logic without the locking; its owner calls it under its lock.
+/// (a store's work, whose callers wait for it, is a ``TurnQueue``). The logic without the locking; its owner calls it
+/// under its lock.
 ///
 /// - **One worker.** The first thread to submit work while nobody works becomes the *worker* and does it at once;
 ///   work submitted meanwhile — by other threads, or by the worker itself from inside the work (re-entrancy) — is

@@ -101,12 +101,12 @@ extension Store {
         guard (0...recording.actions.count).contains(step) else {
             throw .noSuchStep(step, recorded: recording.actions.count)
         }
-        submit(.run { [self] in
+        run { [self] in
             commit { core in
                 guard let past = recorder.travel(to: step, reducer: reducer) else { return ((), nil) }
                 return ((), core.replace(with: past))
             }
-        })
+        }
     }
 
     /// Applies every action of `recording` to its initial state with this store's reducer, without running

@@ -36,6 +36,11 @@ package final class EffectHandle: Sendable {
         cancelled.load(ordering: .acquiring) || parent?.isCancelled == true
     }
 
+    /// Whether this effect is `other` or nested in it.
+    func isSelfOrNested(in other: EffectHandle) -> Bool {
+        self === other || parent?.isSelfOrNested(in: other) == true
+    }
+
     func cancel() {
         cancelled.store(true, ordering: .releasing)
     }

@@ -51,27 +51,39 @@ package final class EffectRunner<Action: Sendable>: Sendable {
 
     /// Cancels every running effect.
     package func cancelAll() {
-        let (tasks, handles, throttled) = running.withLock { running in
+        let (tasks, throttled) = running.withLock { running in
             let throttled = running.throttles.removeAll()
             defer { running = Running(nextTask: running.nextTask) }
-            return (Array(running.tasks.values), running.handles.values.flatMap(\.values), throttled)
+            // Marked under the lock, where a task is spawned: one spawned after this finds its effect cancelled.
+            for handles in running.handles.values { handles.values.forEach { $0.cancel() } }
+            return (Array(running.tasks.values), throttled)
         }
-        handles.forEach { $0.cancel() }
         tasks.forEach { $0.cancel() }
         withExtendedLifetime(throttled) {}
     }
 
     /// Cancels the effects marked `id`: their tasks, every action they sent that was not applied yet, and the
     /// throttle windows of `id` and of the throttles nested in it.
-    package func cancel(id: AnyHashableSendable) {
-        let (tasks, handles, throttled) = running.withLock { running in
-            (
+    ///
+    /// - Parameter sparing: The effect cancelling in flight (``Effect/cancellable(id:cancelInFlight:)``): it, and the
+    ///   effects it is nested in, are not in flight but starting, even when they are marked `id` too.
+    package func cancel(id: AnyHashableSendable, sparing starting: EffectHandle? = nil) {
+        let (tasks, throttled) = running.withLock { running in
+            let handles = running.handles.removeValue(forKey: id) ?? [:]
+            // Marked under the lock, where a task is spawned: one spawned after this finds its effect cancelled, and
+            // one spawned before is among the tasks cancelled here.
+            for (key, handle) in handles {
+                if let starting, starting.isSelfOrNested(in: handle) {
+                    running.handles[id, default: [:]][key] = handle
+                } else {
+                    handle.cancel()
+                }
+            }
+            return (
                 (running.ids.removeValue(forKey: id) ?? []).compactMap { running.tasks[$0] },
-                running.handles.removeValue(forKey: id).map { Array($0.values) } ?? [],
                 running.throttles.cancel(id: id)
             )
         }
-        handles.forEach { $0.cancel() }
         tasks.forEach { $0.cancel() }
         withExtendedLifetime(throttled) {}
     }
@@ -95,10 +107,12 @@ package final class EffectRunner<Action: Sendable>: Sendable {
                 // `cancelAll()` (a test skipping in-flight effects) drops what it sends afterwards.
                 let handle = origin ?? register(id: nil, parent: nil)
                 let send = send.from(handle)
-                started.append(spawn(priority: run.priority, ids: ids) { await run.perform(with: send) })
+                if let task = spawn(priority: run.priority, ids: ids, for: handle, { await run.perform(with: send) }) {
+                    started.append(task)
+                }
                 if origin == nil { handle.endWork() }
             case .cancellable(let effect, let id, let cancelInFlight):
-                if cancelInFlight { cancel(id: id) }
+                if cancelInFlight { cancel(id: id, sparing: origin) }
                 let handle = register(id: id, parent: origin)
                 started += start(effect.operations, ids: ids.union([id]), origin: handle, send: send)
                 handle.endWork()
@@ -130,14 +144,19 @@ package final class EffectRunner<Action: Sendable>: Sendable {
         return handle
     }
 
-    /// Starts a task running `body`, counted as running and cancelled with `ids` until it returns.
+    /// Starts a task running `body` for the effect `effect`, counted as running and cancelled with `ids` until it
+    /// returns; starts nothing if that effect is cancelled already.
     private func spawn(
         priority: TaskPriority? = nil,
         ids: Set<AnyHashableSendable>,
+        for effect: EffectHandle?,
         _ body: @escaping @Sendable () async -> Void
-    ) -> Task<Void, Never> {
+    ) -> Task<Void, Never>? {
         running.withLock { running in
-            spawn(in: &running, priority: priority, ids: ids, body)
+            // Under the lock where `cancel(id:)` marks the effects it cancels: a cancel that ran before is seen
+            // here, and one that runs after finds the task.
+            guard effect?.isCancelled != true else { return nil }
+            return spawn(in: &running, priority: priority, ids: ids, body)
         }
     }
 
@@ -196,7 +215,7 @@ extension EffectRunner {
             guard !tasks.isEmpty, !rest.isEmpty else { continue }
             // Holds a lease on `origin`, so that the parts started later are still cancellable by its id.
             let leased = send.from(origin)
-            return [spawn(ids: ids) { [weak self, rest] in
+            let waiting = spawn(ids: ids, for: origin) { [weak self, rest] in
                 var waitingFor = tasks
                 var rest = rest
                 while true {
@@ -205,7 +224,8 @@ extension EffectRunner {
                     else { return }
                     waitingFor = self.start(next.operations, ids: ids, origin: leased.origin, send: send)
                 }
-            }]
+            }
+            return waiting.map { [$0] } ?? []
         }
         return []
     }

@@ -167,8 +167,11 @@ extension Store {
             state: nil,
             reducer: nil,
             pipeline: nil,
-            forward: { [self] action in dispatch(toAction(action)) },
-            serializer: { [self] work in run(work) },
+            forward: ParentActions(
+                dispatch: { [self] action in dispatch(toAction(action)) },
+                send: { [self] action in await send(toAction(action)) }
+            ),
+            serializer: { [self] work, waits in run(work, waits: waits) },
             upstream: upstream,
             effectsHost: self
         )

@@ -132,7 +132,9 @@ extension Store {
             if initial { first?.deliver(through: subscription, on: currentThreadIdentity()) }
         }
         if runIfIdle(register) { return (subscription, true) }
-        run(register)
+        // Not waited for: the token is the caller's at once, and a dispatch after `subscribe` is queued behind the
+        // registration, so that the subscriber hears it.
+        run(register, waits: false)
         return (subscription, false)
     }
 }

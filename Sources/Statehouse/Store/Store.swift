@@ -37,10 +37,10 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// The middleware and then the reducer, folded into one function; `nil` for a scoped store, which forwards.
     @usableFromInline let pipeline: (@Sendable (Store, Action) -> Void)?
     /// For a scoped store: sends its actions, converted, to the parent store.
-    @usableFromInline let forward: (@Sendable (Action) -> Void)?
+    @usableFromInline let forward: ParentActions<Action>?
     /// For a scoped store: runs its work on the parent's processor, in order with the parent's, so that one
-    /// processor serializes a store and every scope of it.
-    @usableFromInline let serializer: (@Sendable (@escaping @Sendable () -> Void) -> Void)?
+    /// processor serializes a store and every scope of it; the flag says whether a caller from outside waits.
+    @usableFromInline let serializer: (@Sendable (@escaping @Sendable () -> Void, Bool) -> Void)?
     /// The scoped stores showing part of this store's state.
     @usableFromInline let followers: ScopeFollowers<State>
     @usableFromInline let reducer: (@Sendable (inout State, Action) -> Effect<Action>)?
@@ -103,8 +103,8 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         state: State?,
         reducer: (@Sendable (inout State, Action) -> Effect<Action>)?,
         pipeline: (@Sendable (Store, Action) -> Void)?,
-        forward: (@Sendable (Action) -> Void)?,
-        serializer: (@Sendable (@escaping @Sendable () -> Void) -> Void)?,
+        forward: ParentActions<Action>?,
+        serializer: (@Sendable (@escaping @Sendable () -> Void, Bool) -> Void)?,
         persistence: (any Persisting<State>)? = nil,
         upstream: ScopeUpstream<State>? = nil,
         effectsHost: (any EffectsHost)? = nil
@@ -164,51 +164,63 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         return core.withLock { $0.followedState.map(part) } ?? part(upstream.read())
     }
 
-    /// Sends `action` to the reducer, through the middleware.
+    /// Sends `action` to the reducer, through the middleware, and returns once it is applied.
     ///
-    /// From a thread where the store is idle, the action is applied and the subscribers told before `dispatch`
-    /// returns, together with the actions this applying sends (nested dispatches, `.send` effects) when no other
-    /// thread dispatches meanwhile. While the store is busy — on another thread, or on this one (a reducer,
-    /// middleware, subscriber or effect dispatching) — the action is queued and applied after the current one, first
-    /// in first out. A caller does its own work and at most a few actions other threads queued meanwhile; a
-    /// background thread does the rest, in order — including nested actions queued behind those (see
-    /// <doc:TheStore>).
+    /// Called from outside the store's work, `dispatch` returns after the action — and what applying it sends
+    /// synchronously: nested dispatches, `.send` effects — has been applied and the subscribers told, so the caller
+    /// reads its own write in ``state``. On an idle store the caller does this work itself, at once. On a busy one it
+    /// waits for the work queued before its action, and for no work queued after it beyond a small bounded share:
+    /// callers take turns doing the work, so no caller is held for other threads' work without bound, and producers
+    /// faster than the store wait their turn instead of queueing without bound.
+    ///
+    /// Called from inside the store's work (a reducer, middleware, subscriber or scope, on the thread doing it), the
+    /// action is queued and applied after the current one, first in first out, and `dispatch` returns at once:
+    /// waiting for it there would wait for itself. The same holds, to avoid a deadlock, when the caller is doing
+    /// another store's work whose worker waits, directly or not, for this one. An effect's `send` queues its action
+    /// and does not wait; `await` ``send(_:)`` waits without blocking a thread. See <doc:TheStore>.
+    ///
+    /// Do not dispatch while holding a lock or waiting on a thread that this store's subscribers or middleware also
+    /// need: like a lock, a waiting `dispatch` then waits for ever.
     @inlinable
     public func dispatch(_ action: Action) {
-        if let forward { return forward(action) }
+        if let forward { return forward.dispatch(action) }
         // An idle store, the common case, is claimed without a lock and applies the action at once, without wrapping
         // it in a `StoreWork` for the queue: copying and destroying that generic enum cost more than the reducer.
-        guard inbox.claimIfIdle() || inbox.submit({ .action(action, origin: nil) }) != nil else { return }
+        guard inbox.claimIfIdle() else { return submit(.action(action, origin: nil), waits: true) }
         pipeline?(self, action)
         processQueued()
     }
 
-    /// Does `work` now if the store is idle, then what is queued meanwhile, up to this caller's share; or queues it
-    /// for the processor.
+    /// Does `work` now if the store is idle, then what is queued meanwhile, up to this caller's share; or queues it.
+    /// - Parameter waits: Whether a caller from outside the store's work returns only once `work` and what it
+    ///   queued are done.
     @inlinable
-    func submit(_ work: StoreWork<State, Action>) {
+    func submit(_ work: StoreWork<State, Action>, waits: Bool = false) {
         if let serializer {
-            return serializer { [self] in perform(work) }
+            return serializer({ [self] in perform(work) }, waits)
         }
-        if let work = inbox.submit({ work }) {
-            process(work)
+        switch inbox.submit({ work }, waiting: waits ? .blocking(self) : .never) {
+        case .performNow(let work): process(work)
+        case .queued: return
+        case .wait(let caller):
+            if let next = inbox.wait(caller) { keepWorking(from: next) }
         }
     }
 
     /// Runs `body` in order with the store's other work: now if the store is idle, then what is queued meanwhile;
-    /// or queued for the processor. Like ``dispatch(_:)``, an idle store makes no `StoreWork` for it: the generic
-    /// enum's copies cost more than registering a subscriber.
+    /// otherwise after the work queued before it, waiting for it as ``dispatch(_:)`` does. Like ``dispatch(_:)``, an
+    /// idle store makes no `StoreWork` for it: the generic enum's copies cost more than registering a subscriber.
     @inlinable
-    func run(_ body: @escaping @Sendable () -> Void) {
-        if let serializer { return serializer(body) }
-        guard inbox.claimIfIdle() || inbox.submit({ .run(body) }) != nil else { return }
+    func run(_ body: @escaping @Sendable () -> Void, waits: Bool = true) {
+        if let serializer { return serializer(body, waits) }
+        guard inbox.claimIfIdle() else { return submit(.run(body), waits: waits) }
         body()
         processQueued()
     }
 
     /// Runs `body` now, then what is queued meanwhile, if the store is idle; returns `false`, doing nothing, if it is
     /// busy or serialized. For work that is usually done at once: a caller's local function becomes an escaping
-    /// closure, an allocation, only where it is passed to ``run(_:)`` when this fails.
+    /// closure, an allocation, only where it is passed to ``run(_:waits:)`` when this fails.
     @inlinable
     func runIfIdle(_ body: () -> Void) -> Bool {
         guard serializer == nil, inbox.claimIfIdle() else { return false }
@@ -217,32 +229,34 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         return true
     }
 
-    /// The processor's loop: `work`, then what is queued, until nothing is left or this caller did its share.
+    /// The worker's loop: `work`, then what is queued, until this caller's turn ends.
     @inlinable @inline(__always)
     func process(_ work: StoreWork<State, Action>) {
         perform(work)
         processQueued()
     }
 
-    /// The rest of the processor's loop: what is queued, until nothing is left or this caller did its share.
+    /// The rest of the worker's loop: what is queued, until this caller's turn ends.
     @inlinable @inline(__always)
     func processQueued() {
         if inbox.finishIfNothingQueued() { return }
-        while true {
-            switch inbox.next() {
-            case .perform(let work): perform(work)
-            case .finished: return
-            case .handOff: return handOffProcessing()
-            }
-        }
+        keepWorking(from: inbox.next())
     }
 
-    /// Lets a background thread process the work this caller leaves.
+    /// Does `next`, and what follows it, until the turn ends: nothing is left, another caller's turn starts, or a
+    /// background thread takes over.
     @usableFromInline
-    func handOffProcessing() {
-        runInBackground { [self] in
-            if case .perform(let work) = inbox.resume(on: currentThreadIdentity()) {
-                process(work)
+    func keepWorking(from next: TurnQueue<StoreWork<State, Action>>.Next) {
+        var next = next
+        while true {
+            switch next {
+            case .perform(let work):
+                perform(work)
+                next = inbox.next()
+            case .finished, .handTurn:
+                return
+            case .handOff:
+                return runInBackground { [self] in keepWorking(from: inbox.resumeInBackground()) }
             }
         }
     }
@@ -346,8 +360,13 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
 
     /// Queues `newState` to replace the state, in order with the other work, and to be written to the storage.
     func replaceState(_ newState: State) {
-        submit(.replaceState(newState))
+        submit(.replaceState(newState), waits: true)
     }
 }
 
 extension Store: Observable {}
+
+extension Store: TurnTaking {
+    @usableFromInline
+    var workerThread: UInt { inbox.workerThread }
+}

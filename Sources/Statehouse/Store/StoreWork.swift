@@ -1,8 +1,8 @@
 /// What a ``Store`` does, one item at a time, in order (see ``WorkQueue``).
 ///
-/// A store does one thing at a time: one thread at a time (the *processor*) takes work from its queue. A dispatch or
-/// a subscription made while another thread — or the processor itself, from a reducer, middleware or subscriber — is
-/// processing is only queued. This is what applies actions first in first out, shows every subscriber every state
+/// A store does one thing at a time: one thread at a time (the *worker*) takes work from its queue (see
+/// ``TurnQueue``). A dispatch or a subscription made while the store is busy is queued; from another thread, the
+/// caller waits for it to be done, or for its turn to do it. This is what applies actions first in first out, shows every subscriber every state
 /// in order, and gives a new subscriber its first value before any later one.
 @usableFromInline
 enum StoreWork<State: Sendable, Action: Sendable>: Sendable {
@@ -17,6 +17,6 @@ enum StoreWork<State: Sendable, Action: Sendable>: Sendable {
     /// calls `refused` otherwise.
     case takeStoredState(State, ifUnchangedSince: UInt64, refused: @Sendable () -> Void)
 
-    /// How many items queued by other threads one caller processes before a background thread takes over.
+    /// How many items of others a caller does once its own are done, before it hands the turn on.
     @usableFromInline static var shareForOthers: Int { 16 }
 }

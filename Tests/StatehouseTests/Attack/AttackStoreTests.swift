@@ -259,8 +259,9 @@ struct AttackStoreTests {
     // Issue 10, defect 5: whoever found the store idle processed every action other threads queued meanwhile.
     @Test func aDispatchProcessesAtMostABoundedShareOfOtherThreadsActions() async {
         // The caller's action finds the store idle. Its subscriber (on the caller's thread) starts three threads
-        // dispatching and holds the caller until 200 of their actions are queued. Then the caller may reduce its own
-        // action plus at most 16 of the others'; a background thread does the rest, each exactly once.
+        // dispatching and holds the caller until each has queued an action (each waits for it: no more can queue).
+        // Then the caller may reduce its own action plus at most 16 of the others'; the waiting callers take turns
+        // with the rest, each exactly once.
         await duringThreadStorm {
             let dispatchers = 3
             let perDispatcher = 1_000
@@ -284,7 +285,7 @@ struct AttackStoreTests {
                         dispatchersDone.signal()
                     }
                 }
-                attackSpin { dispatched.value >= 200 }
+                attackSpin { store.inbox.turns.withLock { $0.queue.count } == dispatchers }
             }
             let reduced = await offThePool { () -> Int in
                 caller.setToCurrent()

@@ -90,6 +90,10 @@ enum ArticleExamples {
         store.dispatch(.increment)                                                // count: 1
         store.dispatch(.rename("clicks"))                                         // nothing: count did not change
         token.cancel()
+
+        // Read your own write
+        store.dispatch(.increment)
+        assert(store.state.count >= 1)   // this thread's increment is in the state, whatever other threads do
     }
 
     // TheStore.md, Composing reducers

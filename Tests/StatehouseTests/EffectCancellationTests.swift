@@ -1,0 +1,101 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Statehouse
+import StatehouseTestSupport
+
+/// "Cancel means cancel", for effects: once `cancel(id:)` has run, no task of the cancelled effects is left running
+/// and none of their actions is applied; and `cancelInFlight` cancels what was in flight, never the effect starting.
+@Suite("Effect cancellation", .serialized)
+struct EffectCancellationTests {
+    /// What one effect of the race did: whether its operation started, whether the action it sent right away got
+    /// through (the effect was not cancelled yet), and whether the operation ended.
+    struct Trace: Sendable {
+        var started = Set<Int>()
+        var delivered = Set<Int>()
+        var ended = Set<Int>()
+    }
+
+    /// A cancel on one thread lands while another starts a cancellable task, in the window between the effect's
+    /// registration under its id and the start of its task. An operation whose action was dropped (its effect was
+    /// cancelled) must end too: its task must have been cancelled, or never started.
+    @Test func aCancelBetweenRegistrationAndTheTaskCancelsTheTask() async {
+        let runner = EffectRunner<Int>()
+        let trace = Mutex(Trace())
+        let send = Send<Int> { number, origin in
+            trace.withLock { _ = $0.delivered.insert(number) }
+            origin?.endWork()
+        }
+        let pairs = 20_000
+        let next = Atomic<Int>(0)
+        await onNewThreads(2) { thread in
+            while true {
+                let number = next.add(1, ordering: .relaxed).newValue
+                guard number <= pairs else { return }
+                let effect = Effect<Int>.run { send in
+                    trace.withLock { _ = $0.started.insert(number) }
+                    defer { trace.withLock { _ = $0.ended.insert(number) } }
+                    send(number)
+                    try await Task.sleep(for: .seconds(3_600))
+                }
+                .cancellable(id: number)
+                // Each thread starts its effect and cancels the other thread's, so that the two race.
+                if thread == 0 {
+                    runner.start(effect, send: send)
+                    runner.cancel(id: AnyHashableSendable(number - 1))
+                } else {
+                    runner.cancel(id: AnyHashableSendable(number - 1))
+                    runner.start(effect, send: send)
+                }
+            }
+        }
+        // Effects whose operation ran but whose action was dropped were cancelled after they registered: each must end.
+        let ended = await eventually(timeout: .seconds(60)) {
+            trace.withLock { trace in trace.started.subtracting(trace.delivered).isSubset(of: trace.ended) }
+        }
+        let runningOn = trace.withLock { $0.started.subtracting($0.delivered).subtracting($0.ended).count }
+        #expect(ended, "\(runningOn) cancelled effects kept running")
+        runner.cancelAll()
+    }
+
+    /// `.send(42)` marked twice with the same id, each cancelling in flight: the inner mark must not cancel the outer
+    /// one, which is the effect starting, not one in flight.
+    @Test func cancellingInFlightSparesTheEffectItIsNestedIn() {
+        let store = Store(initialState: [Int]()) { (state: inout [Int], action: Int) -> Effect<Int> in
+            guard action == 0 else {
+                state.append(action)
+                return .none
+            }
+            return Effect.send(42)
+                .cancellable(id: "id", cancelInFlight: true)
+                .cancellable(id: "id", cancelInFlight: true)
+        }
+        store.dispatch(0)
+        #expect(store.state == [42])
+        store.dispatch(0)
+        #expect(store.state == [42, 42])
+    }
+
+    /// A cancel in flight still cancels an earlier effect of the id.
+    @Test func cancellingInFlightCancelsTheEarlierEffect() async {
+        let store = Store(initialState: [Int]()) { (state: inout [Int], action: Int) -> Effect<Int> in
+            guard action < 0 else {
+                state.append(action)
+                return .none
+            }
+            return .run { send in
+                try await Task.sleep(for: .seconds(3_600))
+                send(-action)
+            }
+            .cancellable(id: "id", cancelInFlight: true)
+        }
+        store.dispatch(-1)
+        #expect(store.runningEffects == 1)
+        store.dispatch(-2)
+        let oneLeft = await eventually { store.runningEffects == 1 }
+        #expect(oneLeft, "the first effect was not cancelled by the second")
+        store.cancelEffects(id: "id")
+        let none = await eventually { store.runningEffects == 0 }
+        #expect(none)
+    }
+}
