@@ -98,4 +98,55 @@ struct EffectCancellationTests {
         let none = await eventually { store.runningEffects == 0 }
         #expect(none)
     }
+
+    // MARK: - Cancel in flight spares its ancestors — all of them
+
+    /// `.merge(.run { sleep; send(1) }, .send(2).cancellable(id, cancelInFlight: true))` marked `id` once more: the
+    /// inner cancel in flight spares the outer effect it is nested in, whose handle stays uncancelled — but the
+    /// outer effect's own `.run` task, started a moment before as its sibling, is task-cancelled (it is among the
+    /// tasks marked `id`), so its sleep throws and `1` is never sent.
+    @Test func cancellingInFlightSparesTheRunningSiblingItIsNestedWith() async {
+        let store = Store(initialState: [Int]()) { (state: inout [Int], action: Int) -> Effect<Int> in
+            guard action == 0 else {
+                state.append(action)
+                return .none
+            }
+            return Effect.merge(
+                .run { send in
+                    // Not throwing, to see whether the task was cancelled: 100 if it was (its send is still let
+                    // through: its effect, the outer one, is spared).
+                    let cancelled = (try? await Task.sleep(for: .milliseconds(10))) == nil || Task.isCancelled
+                    send(cancelled ? 100 : 1)
+                },
+                Effect.send(2).cancellable(id: "id", cancelInFlight: true)
+            )
+            .cancellable(id: "id")
+        }
+        store.dispatch(0)
+        let sent = await eventually { store.state.contains(1) }
+        #expect(sent, "the spared outer effect's task was cancelled: state \(store.state)")
+        #expect(store.state.contains(2))
+    }
+
+    /// `.concatenate(.run { send(1) }, .send(2).cancellable(id, cancelInFlight: true), .send(3))` marked `id`: the
+    /// concatenation's waiting task is marked `id`, so the middle part's cancel in flight cancels the task starting
+    /// it, and the third part never starts.
+    @Test func cancellingInFlightSparesTheConcatenationItIsPartOf() async {
+        let store = Store(initialState: [Int]()) { (state: inout [Int], action: Int) -> Effect<Int> in
+            guard action == 0 else {
+                state.append(action)
+                return .none
+            }
+            return Effect.concatenate(
+                .run { send in send(1) },
+                Effect.send(2).cancellable(id: "id", cancelInFlight: true),
+                .send(3)
+            )
+            .cancellable(id: "id")
+        }
+        store.dispatch(0)
+        let all = await eventually { store.state.count == 3 }
+        #expect(all, "the concatenation stopped after the part that cancelled in flight: state \(store.state)")
+        #expect(store.state == [1, 2, 3])
+    }
 }

@@ -171,6 +171,29 @@ struct ReadYourOwnWriteTests {
         token.cancel()
     }
 
+    /// A subscription's registration is not waited for, but a thread subscribing and cancelling in a loop while the
+    /// store is busy must not queue registrations without bound either (nor starve the dispatchers behind them).
+    @Test func registrationsMadeInALoopOnABusyStoreQueueABoundedBacklog() async {
+        let store = Self.tallyStore()
+        let mostQueued = Atomic<Int>(0)
+        let token = store.subscribe { (_: Tally) in
+            mostQueued.max(store.inbox.turns.withLock { $0.queue.count }, ordering: .relaxed)
+            Self.busyFor(microseconds: 20)
+        }
+        let dispatchersLeft = Atomic<Int>(2)
+        await onNewThreads(3) { thread in
+            guard thread < 2 else {
+                while dispatchersLeft.load(ordering: .relaxed) > 0 { store.subscribe(\.echoes) { _ in }.cancel() }
+                return
+            }
+            for _ in 0..<Self.perThread { store.dispatch(.add(thread: thread)) }
+            dispatchersLeft.subtract(1, ordering: .relaxed)
+        }
+        #expect(mostQueued.load(ordering: .relaxed) <= Inbox<Int>.backlog + 3)
+        #expect(store.state.counts.reduce(0, +) == 2 * Self.perThread)
+        token.cancel()
+    }
+
     @Test func sendFromManyTasksSuspendsUntilApplied() async {
         let store = Self.tallyStore()
         let token = store.subscribe { (_: Tally) in Self.busyFor(microseconds: 20) }

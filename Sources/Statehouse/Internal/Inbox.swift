@@ -27,6 +27,9 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
         case never
         /// It blocks its thread; `store` is the store it waits for, as ``WaitGraph`` sees it.
         case blocking(any TurnTaking)
+        /// It does not, unless ``backlog`` items are queued already: then it blocks as ``blocking(_:)`` does. For
+        /// work the caller need not wait for but must not queue without bound (a subscription's registration).
+        case blockingWhenBacklogged(any TurnTaking)
         /// It suspends its task.
         case suspending
     }
@@ -46,6 +49,9 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
     @usableFromInline let turns: Locked<TurnQueue<Work>>
 
     @usableFromInline static var queuedMark: UInt { 1 }
+
+    /// How many queued items make a ``Waiting/blockingWhenBacklogged(_:)`` caller wait.
+    static var backlog: Int { 64 }
 
     @inlinable
     init(shareForOthers: Int) {
@@ -106,7 +112,7 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
                     ).exchanged else { continue }
                     turns.adoptClaimer(current &>> 1)
                 }
-                let caller = Self.caller(waiting: waiting, thread: me, worker: turns.worker)
+                let caller = Self.caller(waiting: waiting, thread: me, worker: turns.worker, queued: turns.queue.count)
                 guard turns.submit(work(), from: me, caller: caller), let caller else { return .queued }
                 return .wait(caller)
             }
@@ -114,17 +120,20 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
     }
 
     /// A record for a caller from another thread than the worker's that waits, unless its wait would close a cycle.
-    private static func caller(waiting: Waiting, thread: UInt, worker: UInt) -> WaitingCaller? {
+    private static func caller(waiting: Waiting, thread: UInt, worker: UInt, queued: Int) -> WaitingCaller? {
         switch waiting {
         case .never:
             return nil
         case .suspending:
-            return WaitingCaller(isBlocking: false)
+            return WaitingCaller(blocking: nil)
+        case .blockingWhenBacklogged(let store):
+            guard queued >= backlog else { return nil }
+            return caller(waiting: .blocking(store), thread: thread, worker: worker, queued: queued)
         case .blocking(let store):
             guard thread != worker,
                 WaitGraph.register(thread, waitingFor: store, firstWorker: worker)
             else { return nil }
-            return WaitingCaller(isBlocking: true)
+            return WaitingCaller(blocking: thread)
         }
     }
 
@@ -132,9 +141,7 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
     /// first).
     @usableFromInline
     func wait(_ caller: WaitingCaller) -> TurnQueue<Work>.Next? {
-        let outcome = caller.wait()
-        WaitGraph.unregister(currentThreadIdentity())
-        return outcome == .done ? nil : startTurn()
+        caller.wait() == .done ? nil : startTurn()
     }
 
     /// What the worker does next, once ``finishIfNothingQueued()`` failed; ``TurnQueue/Next/finished`` leaves the
@@ -144,6 +151,7 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
         let (next, done) = turns.withLock { turns in
             let (next, done) = turns.next()
             record(next)
+            done?.leaveWaitGraph()
             return (next, done)
         }
         done?.end(with: .done)
@@ -174,12 +182,18 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
         return next
     }
 
-    /// Keeps the word in step with the queue after `next` (under the lock).
+    /// Keeps the word, and the wait graph, in step with the queue after `next` (under the lock).
     private func record(_ next: TurnQueue<Work>.Next) {
         switch next {
-        case .finished: activity.store(0, ordering: .releasing)
-        case .handTurn, .handOff: activity.store(Self.queuedMark, ordering: .releasing)
-        case .perform: break
+        case .finished:
+            activity.store(0, ordering: .releasing)
+        case .handTurn(let caller):
+            activity.store(Self.queuedMark, ordering: .releasing)
+            caller.leaveWaitGraph()
+        case .handOff:
+            activity.store(Self.queuedMark, ordering: .releasing)
+        case .perform:
+            break
         }
     }
 }

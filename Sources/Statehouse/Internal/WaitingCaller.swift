@@ -35,12 +35,23 @@ final class WaitingCaller: Sendable {
     private let hasEnded = Atomic<Bool>(false)
     private let waiting = Mutex(Waiting.notYet)
 
-    /// Whether the caller blocks its thread, and so may be handed the turn.
-    let isBlocking: Bool
+    /// The thread a blocking caller blocks, as ``WaitGraph`` knows it; `nil` for a suspended task.
+    let blockedThread: UInt?
 
+    /// Whether the caller blocks its thread, and so may be handed the turn.
+    var isBlocking: Bool { blockedThread != nil }
+
+    /// - Parameter blockedThread: The thread that will block, registered in ``WaitGraph``; `nil` for a task.
     @usableFromInline
-    init(isBlocking: Bool) {
-        self.isBlocking = isBlocking
+    init(blocking blockedThread: UInt?) {
+        self.blockedThread = blockedThread
+    }
+
+    /// The wait is over, or is about to be (under the store's queue lock, where it was decided): the caller's thread
+    /// is no longer blocked for the store, though it may not have woken yet. Said here, not by the caller once it
+    /// wakes, so that no cycle check in between follows an edge that no longer holds.
+    func leaveWaitGraph() {
+        if let blockedThread { WaitGraph.unregister(blockedThread) }
     }
 
     /// The number of items of this caller not done yet (under the store's queue lock).

@@ -13,7 +13,8 @@
 /// ```
 ///
 /// Effects run after the reducer returns and after subscribers heard of the change. Actions they send go through
-/// ``Store/dispatch(_:)`` like any other, in order.
+/// the middleware and the reducer like any other, in order; a `.send` effect's action is applied before the
+/// `dispatch` that returned it returns.
 ///
 /// Effects combine: `merge` runs several at once, `concatenate` one after another,
 /// ``map(_:)`` turns a child feature's effect into its parent's, and ``debounce(id:for:clock:)`` and
@@ -111,6 +112,10 @@ public struct Send<Action: Sendable>: Sendable {
 
     /// Sends `action`, unless the effect sending it was cancelled (then, and if it is cancelled before the store
     /// gets to the action, the action is dropped).
+    ///
+    /// Queues the action and returns: unlike ``Store/dispatch(_:)`` from outside the store, it does not wait for the
+    /// action to be applied, so that an effect never waits for the store's work (which may be cancelling it). The
+    /// store applies its actions in order with the rest.
     public func callAsFunction(_ action: Action) {
         guard let origin = lease?.handle else { return deliver(action, nil) }
         guard !origin.isCancelled else { return }

@@ -7,6 +7,9 @@ import Synchronization
 package final class EffectRunner<Action: Sendable>: Sendable {
     private struct Running: Sendable {
         var tasks: [UInt64: Task<Void, Never>] = [:]
+        /// The effect each task works for, if it was started for one: a cancel in flight spares the tasks of the
+        /// effect starting it.
+        var taskEffects: [UInt64: EffectHandle] = [:]
         var ids: [AnyHashableSendable: Set<UInt64>] = [:]
         /// The cancellable effects with work outstanding, by id; under `nil`, the tasks started outside any.
         var handles: [AnyHashableSendable?: [ObjectIdentifier: EffectHandle]] = [:]
@@ -79,10 +82,15 @@ package final class EffectRunner<Action: Sendable>: Sendable {
                     handle.cancel()
                 }
             }
-            return (
-                (running.ids.removeValue(forKey: id) ?? []).compactMap { running.tasks[$0] },
-                running.throttles.cancel(id: id)
-            )
+            var tasks: [Task<Void, Never>] = []
+            for number in running.ids.removeValue(forKey: id) ?? [] {
+                if let starting, let effect = running.taskEffects[number], starting.isSelfOrNested(in: effect) {
+                    running.ids[id, default: []].insert(number)
+                } else if let task = running.tasks[number] {
+                    tasks.append(task)
+                }
+            }
+            return (tasks, running.throttles.cancel(id: id))
         }
         tasks.forEach { $0.cancel() }
         withExtendedLifetime(throttled) {}
@@ -156,15 +164,16 @@ package final class EffectRunner<Action: Sendable>: Sendable {
             // Under the lock where `cancel(id:)` marks the effects it cancels: a cancel that ran before is seen
             // here, and one that runs after finds the task.
             guard effect?.isCancelled != true else { return nil }
-            return spawn(in: &running, priority: priority, ids: ids, body)
+            return spawn(in: &running, priority: priority, ids: ids, for: effect, body)
         }
     }
 
-    /// ``spawn(priority:ids:_:)`` with the lock held.
+    /// ``spawn(priority:ids:for:_:)`` with the lock held, and without its check.
     private func spawn(
         in running: inout Running,
         priority: TaskPriority? = nil,
         ids: Set<AnyHashableSendable>,
+        for effect: EffectHandle? = nil,
         _ body: @escaping @Sendable () async -> Void
     ) -> Task<Void, Never> {
         let number = running.nextTask
@@ -175,6 +184,7 @@ package final class EffectRunner<Action: Sendable>: Sendable {
             self?.finished(number, ids: ids)
         }
         running.tasks[number] = task
+        running.taskEffects[number] = effect
         for id in ids { running.ids[id, default: []].insert(number) }
         return task
     }
@@ -182,6 +192,7 @@ package final class EffectRunner<Action: Sendable>: Sendable {
     private func finished(_ number: UInt64, ids: Set<AnyHashableSendable>) {
         running.withLock { running in
             running.tasks[number] = nil
+            running.taskEffects[number] = nil
             for id in ids {
                 running.ids[id]?.remove(number)
                 if running.ids[id]?.isEmpty == true { running.ids[id] = nil }

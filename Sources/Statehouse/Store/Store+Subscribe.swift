@@ -132,9 +132,9 @@ extension Store {
             if initial { first?.deliver(through: subscription, on: currentThreadIdentity()) }
         }
         if runIfIdle(register) { return (subscription, true) }
-        // Not waited for: the token is the caller's at once, and a dispatch after `subscribe` is queued behind the
-        // registration, so that the subscriber hears it.
-        run(register, waits: false)
+        // Not waited for, unless the store has a backlog: the token is the caller's at once, and a dispatch after
+        // `subscribe` is queued behind the registration, so that the subscriber hears it.
+        run(register, waits: .unlessBacklogged)
         return (subscription, false)
     }
 }

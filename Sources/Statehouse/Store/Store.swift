@@ -39,8 +39,8 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// For a scoped store: sends its actions, converted, to the parent store.
     @usableFromInline let forward: ParentActions<Action>?
     /// For a scoped store: runs its work on the parent's processor, in order with the parent's, so that one
-    /// processor serializes a store and every scope of it; the flag says whether a caller from outside waits.
-    @usableFromInline let serializer: (@Sendable (@escaping @Sendable () -> Void, Bool) -> Void)?
+    /// processor serializes a store and every scope of it, with how a caller from outside waits.
+    @usableFromInline let serializer: (@Sendable (@escaping @Sendable () -> Void, Arrival) -> Void)?
     /// The scoped stores showing part of this store's state.
     @usableFromInline let followers: ScopeFollowers<State>
     @usableFromInline let reducer: (@Sendable (inout State, Action) -> Effect<Action>)?
@@ -104,7 +104,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         reducer: (@Sendable (inout State, Action) -> Effect<Action>)?,
         pipeline: (@Sendable (Store, Action) -> Void)?,
         forward: ParentActions<Action>?,
-        serializer: (@Sendable (@escaping @Sendable () -> Void, Bool) -> Void)?,
+        serializer: (@Sendable (@escaping @Sendable () -> Void, Arrival) -> Void)?,
         persistence: (any Persisting<State>)? = nil,
         upstream: ScopeUpstream<State>? = nil,
         effectsHost: (any EffectsHost)? = nil
@@ -186,20 +186,19 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         if let forward { return forward.dispatch(action) }
         // An idle store, the common case, is claimed without a lock and applies the action at once, without wrapping
         // it in a `StoreWork` for the queue: copying and destroying that generic enum cost more than the reducer.
-        guard inbox.claimIfIdle() else { return submit(.action(action, origin: nil), waits: true) }
+        guard inbox.claimIfIdle() else { return submit(.action(action, origin: nil), waits: .waiting) }
         pipeline?(self, action)
         processQueued()
     }
 
     /// Does `work` now if the store is idle, then what is queued meanwhile, up to this caller's share; or queues it.
-    /// - Parameter waits: Whether a caller from outside the store's work returns only once `work` and what it
-    ///   queued are done.
+    /// - Parameter waits: How a caller from outside the store's work waits for `work` and what it queues.
     @inlinable
-    func submit(_ work: StoreWork<State, Action>, waits: Bool = false) {
+    func submit(_ work: StoreWork<State, Action>, waits: Arrival = .detached) {
         if let serializer {
             return serializer({ [self] in perform(work) }, waits)
         }
-        switch inbox.submit({ work }, waiting: waits ? .blocking(self) : .never) {
+        switch inbox.submit({ work }, waiting: waits.waiting(for: self)) {
         case .performNow(let work): process(work)
         case .queued: return
         case .wait(let caller):
@@ -211,7 +210,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// otherwise after the work queued before it, waiting for it as ``dispatch(_:)`` does. Like ``dispatch(_:)``, an
     /// idle store makes no `StoreWork` for it: the generic enum's copies cost more than registering a subscriber.
     @inlinable
-    func run(_ body: @escaping @Sendable () -> Void, waits: Bool = true) {
+    func run(_ body: @escaping @Sendable () -> Void, waits: Arrival = .waiting) {
         if let serializer { return serializer(body, waits) }
         guard inbox.claimIfIdle() else { return submit(.run(body), waits: waits) }
         body()
@@ -360,7 +359,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
 
     /// Queues `newState` to replace the state, in order with the other work, and to be written to the storage.
     func replaceState(_ newState: State) {
-        submit(.replaceState(newState), waits: true)
+        submit(.replaceState(newState), waits: .waiting)
     }
 }
 

@@ -305,9 +305,10 @@ struct AttackFirstValueTests {
                         _ = fvSubscribe(kind, to: store, child: child, initial: false, on: delivery) {
                             heard.append($0)
                         }
-                        store.dispatch(.increment)
                     }
+                    let dispatched = dispatchBehindTheBusyStore(.increment, to: store)
                     release.signal()
+                    #expect(await attackWait(for: dispatched), "\(label)")
                     #expect(await fvDrain(store, queues: [queue]), "\(label)")
                     #expect(store.state.count == 1)
                     #expect(heard.elements.isEmpty, "\(label): a cancelled subscription was called")
@@ -358,15 +359,18 @@ struct AttackFirstValueTests {
         let busy = Recorder<Int>()
         let busyChild = Recorder<Int>()
         let late = Recorder<Int>()
+        // Each dispatch waits for its action, so it is made on a thread of its own; the registrations only queue.
+        let before = dispatchBehindTheBusyStore(.increment, to: store)
         let tokens = await offThePool { () -> [SubscriptionToken] in
-            store.dispatch(.increment)
             let a = store.subscribe(\.count) { busy.append($0) }
             let b = child.subscribe(\.value) { busyChild.append($0) }
             let c = store.subscribe(\.count, initial: false) { late.append($0) }
-            store.dispatch(.increment)
             return [a, b, c]
         }
+        let after = dispatchBehindTheBusyStore(.increment, to: store)
         release.signal()
+        #expect(await attackWait(for: before))
+        #expect(await attackWait(for: after))
         #expect(await fvDrain(store))
         #expect(busy.elements == [4, 5])
         #expect(busyChild.elements == [4, 5])
@@ -553,6 +557,7 @@ struct AttackFirstValueTests {
                 let entered = DispatchSemaphore(value: 0)
                 let release = DispatchSemaphore(value: 0)
                 let holdReturned = DispatchSemaphore(value: 0)
+                var dispatched = DispatchSemaphore(value: 0)
                 do {
                     let store = Store(initialState: FVState(), reducer: fvReducer)
                     let child = store.scope(state: \.child, action: { (action: FVAction) in action })
@@ -571,6 +576,7 @@ struct AttackFirstValueTests {
                     #expect(await attackWait(for: entered), "\(label)")
                     // Called on this task, not on a thread of their own (`offThePool`): the store is busy, so they
                     // only queue, and a thread's closure, let go whenever the thread ends, would hold the tokens too.
+                    // (The dispatch waits for its action, so it is made on a thread of its own.)
                     let held = [
                         store.subscribe(\.count) { innerHeard.append($0) },
                         child.subscribe(\.value) { innerHeard.append($0) },
@@ -582,9 +588,11 @@ struct AttackFirstValueTests {
                     }
                     let delivery: Delivery = queued ? .queue(queue) : .synchronous
                     ownToken.value = fvSubscribe(kind, to: store, child: child, on: delivery, listener)
-                    store.dispatch(.increment)
+                    // Waits for its action: on a thread of its own, which lets the store go when it ends.
+                    dispatched = dispatchBehindTheBusyStore(.increment, to: store)
                 }
                 release.signal()
+                #expect(await attackWait(for: dispatched), "\(label)")
                 #expect(await attackWait(for: holdReturned), "\(label): the processor deadlocked")
                 await offThePool { queue.sync {} }
                 #expect(

@@ -182,7 +182,8 @@ struct AttackStoreTests {
                 for _ in 0..<others { store.dispatch(.ping) }
                 queued.signal()
             }
-            _ = queued.wait(timeout: .now() + .seconds(attackPatience))
+            // Each ping waits for the one before: the first is queued behind `.hold`, the others follow.
+            _ = attackSpin(timeout: .seconds(attackPatience)) { store.inbox.turns.withLock { !$0.queue.isEmpty } }
         }
         let task = Task {
             while !Task.isCancelled { await Task.yield() }
@@ -191,6 +192,7 @@ struct AttackStoreTests {
         }
         task.cancel()
         await task.value
+        #expect(await attackWait(for: queued))
         #expect(await eventually { store.state.pongs == others + 1 }, "pongs: \(store.state.pongs) of \(others + 1)")
         #expect(store.state.pings == others + 1)
         token.cancel()

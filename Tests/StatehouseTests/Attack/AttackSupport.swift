@@ -241,6 +241,29 @@ func onAThreadOfItsOwn(_ body: @escaping @Sendable () -> Void) -> DispatchSemaph
     return done
 }
 
+/// Dispatches `action` to `store`, which is busy, on a thread of its own, and returns once the action is queued:
+/// the dispatch waits for it to be applied, so it cannot be made on the thread that will release the store.
+/// - Returns: Signalled when the dispatch has returned.
+func dispatchBehindTheBusyStore<State: Sendable, Action: Sendable>(
+    _ action: Action, to store: Store<State, Action>
+) -> DispatchSemaphore {
+    behindTheBusyStore(store) { store.dispatch(action) }
+}
+
+/// Runs `body`, which queues work on `store` and waits for it (a dispatch, a time travel), on a thread of its own, and
+/// returns once the work is queued.
+/// - Returns: Signalled when `body` has returned.
+func behindTheBusyStore<State: Sendable, Action: Sendable>(
+    _ store: Store<State, Action>, _ body: @escaping @Sendable () -> Void
+) -> DispatchSemaphore {
+    let queuedBefore = store.inbox.turns.withLock { $0.queue.count }
+    let returned = onAThreadOfItsOwn(body)
+    _ = attackSpin(timeout: .seconds(attackPatience)) {
+        store.inbox.turns.withLock { $0.queue.count } > queuedBefore
+    }
+    return returned
+}
+
 /// A weak reference any thread may read: it is never reassigned, and the object is `Sendable`.
 final class AttackWeak<Object: AnyObject & Sendable>: Sendable {
     weak let object: Object?

@@ -70,9 +70,12 @@ struct FindingScopeAndTravelTests {
             // Another thread keeps the store busy, so what follows is queued, in this order.
             Thread.detachNewThread { store.dispatch(.rename("hold")) }
             #expect(await attackWait(for: holding), "round \(round)")
-            store.dispatch(.increment)  // dispatched before travel: FIFO says it is applied first
-            try store.travel(to: 5)
+            // Each waits for its work, behind the held action: on threads of their own, queued in this order.
+            let dispatched = dispatchBehindTheBusyStore(.increment, to: store)  // before travel: applied first
+            let travelled = behindTheBusyStore(store) { _ = try? store.travel(to: 5) }
             hold.signal()
+            #expect(await attackWait(for: dispatched), "round \(round)")
+            #expect(await attackWait(for: travelled), "round \(round)")
             #expect(await eventually { store.state.count == 5 && store.state.name == "" }, "round \(round)")
             store.dispatch(.increment)  // continues from the shown state, step 5
             // The store may still be finishing the travel's round on another thread: the increment then waits its turn.

@@ -21,7 +21,7 @@ struct TurnQueueTests {
 
     @Test func whatTheWorkQueuesJoinsTheChainOfTheItemBeingDone() {
         var turns = Self.claimed()
-        let caller = WaitingCaller(isBlocking: true)
+        let caller = WaitingCaller(blocking: 1)
         let waits1 = turns.submit("caller", from: Self.other, caller: caller)
         #expect(waits1)
         let waits2 = turns.submit("nested in the claimer's", from: Self.worker, caller: nil)
@@ -46,9 +46,9 @@ struct TurnQueueTests {
 
     @Test func theClaimerLeavesAfterItsShareAndHandsTheTurnToTheLongestWaitingBlockedCaller() {
         var turns = Self.claimed(shareForOthers: 1)
-        let suspended = WaitingCaller(isBlocking: false)
-        let first = WaitingCaller(isBlocking: true)
-        let second = WaitingCaller(isBlocking: true)
+        let suspended = WaitingCaller(blocking: nil)
+        let first = WaitingCaller(blocking: 1)
+        let second = WaitingCaller(blocking: 1)
         let waits4 = turns.submit("suspended", from: 30, caller: suspended)
         #expect(waits4)
         let waits5 = turns.submit("first", from: 40, caller: first)
@@ -87,7 +87,7 @@ struct TurnQueueTests {
             Issue.record("no hand-off: \(next)")
             return
         }
-        let caller = WaitingCaller(isBlocking: true)
+        let caller = WaitingCaller(blocking: 1)
         let waits8 = turns.submit("caller", from: Self.other, caller: caller)
         #expect(waits8)
         next = turns.resumeInBackground(on: 60)

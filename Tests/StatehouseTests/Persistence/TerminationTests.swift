@@ -58,7 +58,7 @@ struct TerminationTests {
         let directory = TemporaryDirectory()
         let key = "exit.signal.\(signal)"
         let process = try await startWriter(mode: "sigterm", in: directory, key: key)
-        #expect(try storedTally(in: directory, key: key) == nil)  // still in its 60 s window
+        #expect(try storedTally(in: directory, key: key) == nil)  // still in its coalescing window
         kill(process.processIdentifier, signal)
         let ended = await ending(of: process)
         #expect(ended.reason == .uncaughtSignal)
