@@ -83,6 +83,30 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
         activity.compareExchange(expected: 0, desired: Self.working(thread), ordering: .acquiringAndReleasing).exchanged
     }
 
+    /// Waits a little for a busy store to become idle, then claims it as ``claimIfIdle()`` does: under light
+    /// contention, the way a lock is taken, with no queueing, no waiting record and no wake-up. A store whose worker
+    /// leaves with work queued is never idle (it hands the turn on), so this never overtakes a queued caller; and it
+    /// gives up at once on the caller's own store (a dispatch from inside its work) and after a few tries otherwise,
+    /// to queue and take its turn.
+    /// - Returns: Whether the caller is now the worker.
+    @usableFromInline
+    func claimSoon() -> Bool {
+        let me = currentThreadIdentity()
+        for _ in 0..<Self.claimTries {
+            let current = activity.load(ordering: .relaxed)
+            if current == 0 {
+                if claimIfIdle(as: me) { return true }
+                continue
+            }
+            if current &>> 1 == me { return false }
+            yieldThread()
+        }
+        return false
+    }
+
+    /// How many times ``claimSoon()`` looks before it gives up.
+    static var claimTries: Int { 16 }
+
     /// Gives the store back if nothing was queued since the caller, the worker, claimed it.
     /// - Returns: `false` if work is queued: the worker goes on with ``next()``.
     @inlinable @inline(__always)

@@ -198,6 +198,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         if let serializer {
             return serializer({ [self] in perform(work) }, waits)
         }
+        if waits == .waiting, inbox.claimSoon() { return process(work) }
         switch inbox.submit({ work }, waiting: waits.waiting(for: self)) {
         case .performNow(let work): process(work)
         case .queued: return
