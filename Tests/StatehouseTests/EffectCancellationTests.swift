@@ -149,4 +149,28 @@ struct EffectCancellationTests {
         #expect(all, "the concatenation stopped after the part that cancelled in flight: state \(store.state)")
         #expect(store.state == [1, 2, 3])
     }
+
+    /// The same with the sibling marked with another id too: it is nested in the spared effect, so its task stays
+    /// (cancelling it while its actions still went through would leave it half cancelled).
+    @Test func cancellingInFlightSparesASiblingNestedUnderAnotherID() async {
+        let store = Store(initialState: [Int]()) { (state: inout [Int], action: Int) -> Effect<Int> in
+            guard action == 0 else {
+                state.append(action)
+                return .none
+            }
+            return Effect.merge(
+                Effect<Int>.run { send in
+                    let cancelled = (try? await Task.sleep(for: .milliseconds(10))) == nil || Task.isCancelled
+                    send(cancelled ? 100 : 1)
+                }
+                .cancellable(id: "other"),
+                Effect.send(2).cancellable(id: "id", cancelInFlight: true)
+            )
+            .cancellable(id: "id")
+        }
+        store.dispatch(0)
+        let sent = await eventually { store.state.contains(1) || store.state.contains(100) }
+        #expect(sent)
+        #expect(store.state.sorted() == [1, 2], "the sibling's task was cancelled: state \(store.state)")
+    }
 }

@@ -174,8 +174,9 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
     func next() -> TurnQueue<Work>.Next {
         let (next, done) = turns.withLock { turns in
             let (next, done) = turns.next()
-            record(next)
+            // Before the word can say the store is idle: a thread claiming it then must not find the old edge.
             done?.leaveWaitGraph()
+            record(next)
             return (next, done)
         }
         done?.end(with: .done)
@@ -212,8 +213,8 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
         case .finished:
             activity.store(0, ordering: .releasing)
         case .handTurn(let caller):
-            activity.store(Self.queuedMark, ordering: .releasing)
             caller.leaveWaitGraph()
+            activity.store(Self.queuedMark, ordering: .releasing)
         case .handOff:
             activity.store(Self.queuedMark, ordering: .releasing)
         case .perform:

@@ -82,9 +82,11 @@ package final class EffectRunner<Action: Sendable>: Sendable {
                     handle.cancel()
                 }
             }
+            // A task goes with its effect: those of the spared effects (and of effects nested in them under other
+            // ids) stay, marked `id` still; a task started for no effect (a throttle's timer) goes.
             var tasks: [Task<Void, Never>] = []
             for number in running.ids.removeValue(forKey: id) ?? [] {
-                if let starting, let effect = running.taskEffects[number], starting.isSelfOrNested(in: effect) {
+                if let effect = running.taskEffects[number], !effect.isCancelled {
                     running.ids[id, default: []].insert(number)
                 } else if let task = running.tasks[number] {
                     tasks.append(task)
