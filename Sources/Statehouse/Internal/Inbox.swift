@@ -184,22 +184,14 @@ struct Inbox<Work: Sendable>: ~Copyable, Sendable {
         return next
     }
 
-    /// Starts the turn of a caller whose wait ended with ``WaitingCaller/Outcome/yourTurn``.
+    /// Starts the turn of a caller whose wait ended with ``WaitingCaller/Outcome/yourTurn``, or of a background
+    /// thread after a hand-off, on the calling thread; returns what it does first.
+    @usableFromInline
     func startTurn() -> TurnQueue<Work>.Next {
-        take { $0.startTurn(on: $1) }
-    }
-
-    /// Makes the calling background thread the worker after a hand-off; returns what it does first.
-    func resumeInBackground() -> TurnQueue<Work>.Next {
-        take { $0.resumeInBackground(on: $1) }
-    }
-
-    /// The calling thread becomes the worker with `start`, which returns what it does first.
-    private func take(_ start: (inout TurnQueue<Work>, UInt) -> TurnQueue<Work>.Next) -> TurnQueue<Work>.Next {
         let thread = currentThreadIdentity()
         let next = turns.withLock { turns in
             activity.store(Self.working(thread) | Self.queuedMark, ordering: .releasing)
-            let next = start(&turns, thread)
+            let next = turns.startTurn(on: thread)
             record(next)
             return next
         }

@@ -49,7 +49,7 @@ struct TurnQueue<Work: Sendable>: Sendable {
         case finished
         /// The worker is done; the caller is the worker now (its wait must end with ``WaitingCaller/Outcome/yourTurn``).
         case handTurn(to: WaitingCaller)
-        /// The worker is done and nobody waits: a background thread must take over (``resumeInBackground(on:)``).
+        /// The worker is done and nobody waits: a background thread must take over (``startTurn(on:)``).
         case handOff
     }
 
@@ -134,14 +134,9 @@ struct TurnQueue<Work: Sendable>: Sendable {
         return (following(), done)
     }
 
-    /// Starts the turn handed to a caller (``Next/handTurn(to:)``), on its `thread`; returns what it does first.
+    /// Starts the turn handed to a caller (``Next/handTurn(to:)``) or to a background thread (``Next/handOff``), on
+    /// its `thread`; returns what it does first.
     mutating func startTurn(on thread: UInt) -> Next {
-        worker = thread
-        return following()
-    }
-
-    /// Makes `thread`, a background thread, the worker after a hand-off; returns what it does first.
-    mutating func resumeInBackground(on thread: UInt) -> Next {
         worker = thread
         return following()
     }

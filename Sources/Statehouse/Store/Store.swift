@@ -256,7 +256,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
             case .finished, .handTurn:
                 return
             case .handOff:
-                return runInBackground { [self] in keepWorking(from: inbox.resumeInBackground()) }
+                return runInBackground { [self] in keepWorking(from: inbox.startTurn()) }
             }
         }
     }

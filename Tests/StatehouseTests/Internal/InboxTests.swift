@@ -35,7 +35,7 @@ struct InboxTests {
                 perform(work)
                 next = shared.inbox.next()
             case .handOff:
-                next = shared.inbox.resumeInBackground()
+                next = shared.inbox.startTurn()
             case .finished, .handTurn:
                 return
             }

@@ -90,7 +90,7 @@ struct TurnQueueTests {
         let caller = WaitingCaller(blocking: 1)
         let waits8 = turns.submit("caller", from: Self.other, caller: caller)
         #expect(waits8)
-        next = turns.resumeInBackground(on: 60)
+        next = turns.startTurn(on: 60)
         guard case .handTurn(let handed) = next else {
             Issue.record("no turn handed: \(next)")
             return
