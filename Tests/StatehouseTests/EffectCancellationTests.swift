@@ -21,7 +21,7 @@ struct EffectCancellationTests {
     /// cancelled) must end too: its task must have been cancelled, or never started.
     @Test func aCancelBetweenRegistrationAndTheTaskCancelsTheTask() async {
         let runner = EffectRunner<Int>()
-        let trace = Mutex(Trace())
+        let trace = Locked(Trace())
         let send = Send<Int> { number, origin in
             trace.withLock { _ = $0.delivered.insert(number) }
             origin?.endWork()

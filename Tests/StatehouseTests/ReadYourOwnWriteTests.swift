@@ -256,7 +256,7 @@ struct ReadYourOwnWriteTests {
 
     @Test func aDispatchFromInsideTheWorkIsQueuedNotWaitedFor() {
         let store = Self.tallyStore()
-        let seenInside = Mutex<[Int]>([])
+        let seenInside = Locked<[Int]>([])
         let token = store.subscribe(\.counts[0], initial: false) { count in
             if count == 1 {
                 store.dispatch(.add(thread: 0))

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Which threads are blocked waiting for which store's worker, so that a wait that would close a cycle is not made.
 ///
 /// A thread doing store A's work (a subscriber, say) may dispatch to store B while B's worker, on another thread,
@@ -12,7 +10,7 @@ import Synchronization
 /// lock, under its store's lock: of the threads that close a cycle, the last to register sees it.
 enum WaitGraph {
     /// The store each blocked thread waits for.
-    private static let blocked = Mutex<[UInt: any TurnTaking]>([:])
+    private static let blocked = Locked<[UInt: any TurnTaking]>([:])
 
     /// Registers that `thread` will block until `store` lets it go, unless that closes a cycle.
     /// - Parameter firstWorker: The worker of `store` now, read under its lock.

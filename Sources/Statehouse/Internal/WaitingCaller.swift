@@ -33,7 +33,7 @@ final class WaitingCaller: Sendable {
     private let outstanding = Atomic<Int>(1)
     /// Set once the wait has ended, for the spinning caller to see without the lock.
     private let hasEnded = Atomic<Bool>(false)
-    private let waiting = Mutex(Waiting.notYet)
+    private let waiting = Locked(Waiting.notYet)
 
     /// The thread a blocking caller blocks, as ``WaitGraph`` knows it; `nil` for a suspended task.
     let blockedThread: UInt?
