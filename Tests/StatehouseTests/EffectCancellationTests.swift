@@ -16,6 +16,17 @@ struct EffectCancellationTests {
         var ended = Set<Int>()
     }
 
+    /// A store that starts `effect` for the action 0 and appends every other action to its state.
+    static func storeStarting(_ effect: @escaping @Sendable () -> Effect<Int>) -> Store<[Int], Int> {
+        Store(initialState: [Int]()) { (state: inout [Int], action: Int) -> Effect<Int> in
+            guard action == 0 else {
+                state.append(action)
+                return .none
+            }
+            return effect()
+        }
+    }
+
     /// A cancel on one thread lands while another starts a cancellable task, in the window between the effect's
     /// registration under its id and the start of its task. An operation whose action was dropped (its effect was
     /// cancelled) must end too: its task must have been cancelled, or never started.
@@ -61,14 +72,10 @@ struct EffectCancellationTests {
     /// `.send(42)` marked twice with the same id, each cancelling in flight: the inner mark must not cancel the outer
     /// one, which is the effect starting, not one in flight.
     @Test func cancellingInFlightSparesTheEffectItIsNestedIn() {
-        let store = Store(initialState: [Int]()) { (state: inout [Int], action: Int) -> Effect<Int> in
-            guard action == 0 else {
-                state.append(action)
-                return .none
-            }
-            return Effect.send(42)
-                .cancellable(id: "id", cancelInFlight: true)
-                .cancellable(id: "id", cancelInFlight: true)
+        let store = Self.storeStarting {
+            Effect.send(42)
+            .cancellable(id: "id", cancelInFlight: true)
+            .cancellable(id: "id", cancelInFlight: true)
         }
         store.dispatch(0)
         #expect(store.state == [42])
@@ -106,21 +113,17 @@ struct EffectCancellationTests {
     /// outer effect's own `.run` task, started a moment before as its sibling, is task-cancelled (it is among the
     /// tasks marked `id`), so its sleep throws and `1` is never sent.
     @Test func cancellingInFlightSparesTheRunningSiblingItIsNestedWith() async {
-        let store = Store(initialState: [Int]()) { (state: inout [Int], action: Int) -> Effect<Int> in
-            guard action == 0 else {
-                state.append(action)
-                return .none
-            }
-            return Effect.merge(
-                .run { send in
-                    // Not throwing, to see whether the task was cancelled: 100 if it was (its send is still let
-                    // through: its effect, the outer one, is spared).
-                    let cancelled = (try? await Task.sleep(for: .milliseconds(10))) == nil || Task.isCancelled
-                    send(cancelled ? 100 : 1)
-                },
-                Effect.send(2).cancellable(id: "id", cancelInFlight: true)
-            )
-            .cancellable(id: "id")
+        let store = Self.storeStarting {
+            Effect.merge(
+            .run { send in
+                // Not throwing, to see whether the task was cancelled: 100 if it was (its send is still let
+                // through: its effect, the outer one, is spared).
+                let cancelled = (try? await Task.sleep(for: .milliseconds(10))) == nil || Task.isCancelled
+                send(cancelled ? 100 : 1)
+            },
+            Effect.send(2).cancellable(id: "id", cancelInFlight: true)
+        )
+        .cancellable(id: "id")
         }
         store.dispatch(0)
         let sent = await eventually { store.state.contains(1) }
@@ -132,17 +135,13 @@ struct EffectCancellationTests {
     /// concatenation's waiting task is marked `id`, so the middle part's cancel in flight cancels the task starting
     /// it, and the third part never starts.
     @Test func cancellingInFlightSparesTheConcatenationItIsPartOf() async {
-        let store = Store(initialState: [Int]()) { (state: inout [Int], action: Int) -> Effect<Int> in
-            guard action == 0 else {
-                state.append(action)
-                return .none
-            }
-            return Effect.concatenate(
-                .run { send in send(1) },
-                Effect.send(2).cancellable(id: "id", cancelInFlight: true),
-                .send(3)
-            )
-            .cancellable(id: "id")
+        let store = Self.storeStarting {
+            Effect.concatenate(
+            .run { send in send(1) },
+            Effect.send(2).cancellable(id: "id", cancelInFlight: true),
+            .send(3)
+        )
+        .cancellable(id: "id")
         }
         store.dispatch(0)
         let all = await eventually { store.state.count == 3 }
@@ -153,20 +152,16 @@ struct EffectCancellationTests {
     /// The same with the sibling marked with another id too: it is nested in the spared effect, so its task stays
     /// (cancelling it while its actions still went through would leave it half cancelled).
     @Test func cancellingInFlightSparesASiblingNestedUnderAnotherID() async {
-        let store = Store(initialState: [Int]()) { (state: inout [Int], action: Int) -> Effect<Int> in
-            guard action == 0 else {
-                state.append(action)
-                return .none
+        let store = Self.storeStarting {
+            Effect.merge(
+            Effect<Int>.run { send in
+                let cancelled = (try? await Task.sleep(for: .milliseconds(10))) == nil || Task.isCancelled
+                send(cancelled ? 100 : 1)
             }
-            return Effect.merge(
-                Effect<Int>.run { send in
-                    let cancelled = (try? await Task.sleep(for: .milliseconds(10))) == nil || Task.isCancelled
-                    send(cancelled ? 100 : 1)
-                }
-                .cancellable(id: "other"),
-                Effect.send(2).cancellable(id: "id", cancelInFlight: true)
-            )
-            .cancellable(id: "id")
+            .cancellable(id: "other"),
+            Effect.send(2).cancellable(id: "id", cancelInFlight: true)
+        )
+        .cancellable(id: "id")
         }
         store.dispatch(0)
         let sent = await eventually { store.state.contains(1) || store.state.contains(100) }

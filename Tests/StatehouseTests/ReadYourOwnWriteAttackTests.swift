@@ -23,8 +23,7 @@ struct ReadYourOwnWriteAttackTests {
     }
 
     static func busyFor(microseconds: Int) {
-        let end = ContinuousClock.now + .microseconds(microseconds)
-        while ContinuousClock.now < end {}
+        ReadYourOwnWriteTests.busyFor(microseconds: microseconds)
     }
 
     /// Spins (yielding) until `condition` holds or `seconds` pass; for the store's own threads, which must not await.
