@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Instructions per operation of Statehouse's hot paths and of their floors, counted by callgrind: stable on a noisy
-# machine, so a regression shows in review. Needs valgrind (apt-get install valgrind).
+# machine, so a regression shows in any run. Needs valgrind (apt-get install valgrind).
 #
 #     Benchmarks/instructions.sh            # builds the benchmarks in release first
 #

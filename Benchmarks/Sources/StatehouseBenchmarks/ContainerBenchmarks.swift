@@ -56,8 +56,8 @@ private func writeCost<C: Contender>(_ contender: C.Type, observers: Int, budget
     return ns
 }
 
-/// Two threads add 1 `perThread` times each; slow libraries get fewer increments (a 10 µs increment would take
-/// seconds), which changes nothing about whether they lose some.
+/// Two threads add 1 `perThread` times each, at once: the time per increment, all increments counted, and whether
+/// the final count is exact.
 private func contendedIncrements<C: Contender>(_ contender: C.Type, perThread: Int) -> Cell {
     let subject = C.make()
     let start = ContinuousClock.now

@@ -69,9 +69,9 @@ enum HotPath: String, CaseIterable {
     }
 
     /// Subscribes in a function of its own, whose result escapes it as the token `observe` returns to a user does.
-    /// Inlined into the loop, the token never escaped and the optimizer put it on the stack: the count missed its
-    /// allocation (1,093 instructions counted at 2e870a6 then, 1,408 now; the floor's 257 became 422, since its
-    /// subscription is no longer inlined either).
+    /// Inlined into the loop, the token would not escape, the optimizer could put it on the stack, and the count
+    /// would miss its allocation. The floor's subscription goes through the same function, so it is not inlined
+    /// either.
     @inline(never)
     private func escapingSubscription<Library: Contender>(
         _ library: Library.Type, _ subject: Library.Subject, _ sink: ObserverSink

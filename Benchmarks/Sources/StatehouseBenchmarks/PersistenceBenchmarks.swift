@@ -41,7 +41,7 @@ func persistenceTable() throws -> Table {
     )
 
     // A key of its own: `coalesced` is still alive, and a second live container on its key is a mistake Statehouse
-    // reports (which this row measured too, until it had a key of its own).
+    // reports, whose report the row would time too.
     try storage.save(try JSONEncoder().encode(7), key: "bench.load")
     let loads = 2_000
     let loadTime = timeOf {

@@ -19,9 +19,7 @@ func addSecureStorageRows(to table: inout Table, in directory: URL) throws {
         _ = try encrypted.load(key: "bench.secure.encrypted")
     }
     // A key each, and none of the persistence table's (which holds a live "bench.plain"): a live container of the
-    // same key makes each new one print a duplicate-key report, timed with the row. (A container that follows its
-    // file's changes and was let go while a check held it ended on the writer, a moment after the next one was
-    // made: reports under load until session 17, when checks stopped holding containers.)
+    // same key makes each new one print a duplicate-key report, timed with the row.
     let (plainStart, encryptedStart) = alternately(2_000) {
         _ = StateContainer(0, key: "bench.secure.plain", storage: plain)
     } and: {

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// A store built the straightforward way, as the issue describes the baseline: a lock around the state, an array of
+/// A store built the straightforward way, the store rows' floor: a lock around the state, an array of
 /// subscribers that each re-run their selector and compare with their own last value on every dispatch, and a
 /// linear search to unsubscribe.
 ///
