@@ -27,10 +27,9 @@ final class ContainerLink<Value: Sendable>: Sendable {
     /// `ObserverTable.remove`).
     ///
     /// A closure made by the container's inlined initializer, so it runs code specialized for `Value`: a method
-    /// called from `SubscriptionToken.cancel()` would run generic code, about 5,000 instructions per cancellation
-    /// instead of a few hundred. It lets go of the entry itself for the same reason: handed back to the
-    /// unspecialized caller, the entry was destroyed through its metadata (as an existential, 50 instructions of
-    /// 1,086 per subscribe + cancel; as an `ObserverTable<Value>.Entry?`, 1,726 instead of 1,093).
+    /// called from `SubscriptionToken.cancel()` would run generic code, ten times slower. It lets go of the entry
+    /// itself for the same reason: handed back to the unspecialized caller, the entry would be destroyed through its
+    /// metadata.
     @usableFromInline typealias Remover = @Sendable (ContainerLink<Value>, ContainerSubscription<Value>) -> Void
     @usableFromInline let removeListener: Remover
     /// The container's key, for messages.

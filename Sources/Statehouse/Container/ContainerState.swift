@@ -76,8 +76,8 @@ struct ContainerState<Value: Sendable>: Sendable {
         initial: Bool
     ) -> DeliveryRound<Value>? {
         let entry = Observers.Entry(subscription: subscription, body: body)
-        // Without `initial`, the entry moves into the table: copying it cost an `unowned` retain and release (about
-        // 70 instructions; the compiler merged the strong ones an entry held before).
+        // Without `initial`, the entry moves into the table rather than being copied, which would retain and release
+        // its `unowned` reference.
         guard initial else {
             observers.insert(entry, at: Int(subscription.slot))
             return nil
@@ -141,7 +141,7 @@ struct ContainerState<Value: Sendable>: Sendable {
     mutating func endSubscriptions() -> [SubscriptionToken] {
         var heldByListeners: [SubscriptionToken] = []
         for case let entry? in observers.removeAll() {
-            entry.subscription._withUnsafeGuaranteedRef { subscription in
+            entry.subscription.withoutRetaining { subscription in
                 if subscription.isHeldByItsListener {
                     heldByListeners.append(subscription)
                 } else {

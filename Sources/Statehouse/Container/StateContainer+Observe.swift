@@ -76,8 +76,8 @@ extension Delivery {
     }
 }
 
-/// A listener on its way into a container's table, moved, not copied: a copy cost a retain and a release of its
-/// context, two atomic operations (about 10 ns of a subscribe + cancel of 97 ns).
+/// A listener on its way into a container's table, moved, not copied: a copy would retain and release its context,
+/// two atomic operations on every subscribe.
 ///
 /// `observe` takes the listener `consuming`, but the table is reached inside the lock's closure, and a closure can
 /// move a captured value out only through an `Optional`'s `take()`. An `Optional` of the function type itself would

@@ -30,9 +30,7 @@ import Synchronization
     package borrowing func withLock<Result: ~Copyable, Failure: Error>(
         _ body: (inout sending State) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
-        // `Mutex<Void>` offers lock and unlock for this use; `withLock` would make an access to the `Void` that
-        // ThreadSanitizer also reports.
-        mutex._unsafeLock()
+        mutex.lockWithoutAccess()
         return try runLocked(body)
     }
 
@@ -45,9 +43,9 @@ import Synchronization
         afterWaiting: () -> Void,
         _ body: (inout sending State) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
-        if !mutex._unsafeTryLock() {
+        if !mutex.tryLockWithoutAccess() {
             whenContended()
-            mutex._unsafeLock()
+            mutex.lockWithoutAccess()
             afterWaiting()
         }
         return try runLocked(body)
@@ -65,7 +63,7 @@ import Synchronization
         sanitizer?.acquire(cell)
         defer {
             sanitizer?.release(cell)
-            mutex._unsafeUnlock()
+            mutex.unlockWithoutAccess()
         }
         return try body(&cell.pointee)
     }
@@ -73,7 +71,7 @@ import Synchronization
     /// Runs `body` with exclusive access to the state if the lock is free now; `nil` if it is held.
     @inlinable
     package borrowing func withLockIfAvailable<Result: Sendable>(_ body: (inout sending State) -> Result) -> Result? {
-        guard mutex._unsafeTryLock() else { return nil }
+        guard mutex.tryLockWithoutAccess() else { return nil }
         return runLocked { body(&$0) }
     }
 }

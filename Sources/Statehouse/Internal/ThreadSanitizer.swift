@@ -1,11 +1,5 @@
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// Tells ThreadSanitizer about synchronization it cannot see, when the process runs under it.
 ///
 /// The hooks are looked up once in the running process: they exist only when ThreadSanitizer's runtime is linked
@@ -22,9 +16,8 @@ package enum ThreadSanitizer {
 
     /// The hooks, or `nil` when the process does not run under ThreadSanitizer.
     ///
-    /// Read in every critical section. Without ThreadSanitizer it costs one load of a statically initialized atomic:
-    /// reading the lazily initialized `lookedUpHooks` instead cost a `swift_once` check each time (about 30
-    /// instructions of a store's `dispatch`, which takes three locks).
+    /// Read in every critical section. Without ThreadSanitizer it is one load of a statically initialized atomic,
+    /// not the `swift_once` check that reading the lazily initialized `lookedUpHooks` each time would be.
     @inlinable
     static var hooks: Hooks? {
         if isKnownAbsent.load(ordering: .relaxed) { return nil }
@@ -37,14 +30,13 @@ package enum ThreadSanitizer {
 
     @usableFromInline static let lookedUpHooks: Hooks? = {
         #if os(Linux)
-        guard let acquire = dlsym(nil, "__tsan_acquire"), let release = dlsym(nil, "__tsan_release") else {
+        guard let acquire = cFunction(named: "__tsan_acquire", as: Hook.self),
+            let release = cFunction(named: "__tsan_release", as: Hook.self)
+        else {
             isKnownAbsent.store(true, ordering: .relaxed)
             return nil
         }
-        return Hooks(
-            acquire: unsafeBitCast(acquire, to: Hook.self),
-            release: unsafeBitCast(release, to: Hook.self)
-        )
+        return Hooks(acquire: acquire, release: release)
         #else
         isKnownAbsent.store(true, ordering: .relaxed)
         return nil

@@ -73,14 +73,14 @@ extension ObservationRegistrar {
 
 /// The subject and key path every container and store reports to its `ObservationRegistrar`.
 ///
-/// A key path into the generic `StateContainer<Value>` is instantiated anew on every use (about 1 µs measured on
-/// Linux); a key path into this non-generic class is built once. The registrar is the container's own, so the key
+/// A key path into the generic `StateContainer<Value>` is instantiated anew on every use (about a microsecond); a
+/// key path into this non-generic class is built once. The registrar is the container's own, so the key
 /// path only has to be the same for `access` and `willSet`.
 @usableFromInline
 final class ObservationAnchor: Observable, Sendable {
     @usableFromInline static let shared = ObservationAnchor()
-    /// Even a non-generic key-path literal is looked up on every use (about 130 instructions); a stored one is not.
-    /// `nonisolated(unsafe)` because `KeyPath` is not marked `Sendable`, but a key path is immutable.
+    /// Stored: even a non-generic key-path literal is looked up on every use. `nonisolated(unsafe)` because `KeyPath`
+    /// is not marked `Sendable`, but a key path is immutable (see `EscapeHatches.swift`).
     @usableFromInline nonisolated(unsafe) static let keyPath: KeyPath<ObservationAnchor, Void> =
         \.[probe: TrackedReadProbe()]
 

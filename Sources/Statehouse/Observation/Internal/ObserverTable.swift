@@ -23,9 +23,7 @@ struct ObserverTable<Value> {
     /// it.
     ///
     /// The reference is never loaded as such: that load checks that the object still lives, and traps if not. The
-    /// entry reads the object's address instead (``subscription``), which is what a native Swift `unowned(safe)`
-    /// reference stores (`ObserverTableTests` checks it). A second field with an `unowned(unsafe)` reference would
-    /// have cost 8 bytes per listener.
+    /// entry reads the object's address instead (``subscription``; see `objectOfFirstUnownedReference`).
     ///
     /// A reference to the subscription itself is taken only where the subscription is known to live: held by its
     /// listener (``SubscriptionToken/isHeldByItsListener``), or by an ``OwningToken`` that cancels it before it lets
@@ -45,7 +43,7 @@ struct ObserverTable<Value> {
         /// The subscription, not retained: its memory is the entry's to keep, and it may have been deinitialized.
         @inlinable
         var subscription: Unmanaged<SubscriptionToken> {
-            withUnsafeBytes(of: self) { Unmanaged.fromOpaque($0.load(as: UnsafeRawPointer.self)) }
+            objectOfFirstUnownedReference(in: self, as: SubscriptionToken.self)
         }
 
         /// Whether the entry is `subscription`'s.
@@ -57,13 +55,13 @@ struct ObserverTable<Value> {
         /// A cheap early check that the subscription was not cancelled (see ``SubscriptionToken/mayBeLive``).
         @inlinable
         var mayBeLive: Bool {
-            subscription._withUnsafeGuaranteedRef { $0.mayBeLive }
+            subscription.withoutRetaining { $0.mayBeLive }
         }
 
         /// Hands `value` to the listener, guarded by its subscription's handshake.
         @inlinable
         func deliver(_ value: Value, on thread: UInt) {
-            subscription._withUnsafeGuaranteedRef { $0.deliver(on: thread) { body(value) } }
+            subscription.withoutRetaining { $0.deliver(on: thread) { body(value) } }
         }
     }
 
@@ -91,8 +89,8 @@ struct ObserverTable<Value> {
             entries.append(entry)
         } else {
             freeSlots.removeLast()
-            // `consume`: without it the entry was copied into the slot and the parameter destroyed after, a retain
-            // and a release each of the subscription and of the listener's context (92 of 1,359 instructions).
+            // `consume`: without it the entry is copied into the slot and the parameter destroyed after, a retain
+            // and a release each of the subscription and of the listener's context.
             entries[slot] = consume entry
         }
         count += 1
