@@ -1,6 +1,7 @@
 import Foundation
 
-/// Keeps state in memory: for tests, previews, and state that need not outlive the process.
+/// Keeps state in memory: for previews and state that need not outlive the process. Tests of code that persists
+/// use StatehouseTesting's `InMemoryStorage`, which can also fail, stall and change from outside on cue.
 public final class MemoryStorage: StateStorage {
     private let entries = Locked<[String: Data]>([:])
 
