@@ -179,9 +179,9 @@ public final class PostgresTestCluster: Sendable {
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         // Nothing else: postgres-nio's sockets are not close-on-exec, and a child keeps what it inherits open. A
-        // watchdog (alive for the whole run) started while a test's listener was connected kept that socket open
-        // after the test closed it, so the server never saw the close (AttackHeartbeatTests failed so whenever
-        // another suite started its cluster meanwhile).
+        // watchdog (alive for the whole run) started while a test's listener was connected would keep that socket
+        // open after the test closed it, and the server would never see the close (ListenerHeartbeatTests waits
+        // for that close, and would fail whenever another suite started its cluster meanwhile).
         _ = addCloseFrom?(&actions, 3)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }

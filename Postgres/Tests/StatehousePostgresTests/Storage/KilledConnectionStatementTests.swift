@@ -11,7 +11,7 @@ import Testing
 @Suite(.serialized, .enabled(if: PostgresTestCluster.isInstalled), .postgresCluster)
 struct KilledConnectionStatementTests {
     /// Six workers run transactions while every connection is terminated every 50 ms. With postgres-nio's own
-    /// `query`, all six hung within seconds, each on a statement sent to a leased connection that had closed; each
+    /// `query`, all six hang within seconds, each on a statement sent to a leased connection that had closed; each
     /// must instead fail (and lease again) and end its loop once the storm is over.
     @Test func statementsOnConnectionsTheServerTerminatesAreAlwaysAnswered() async throws {
         let cluster = try cluster

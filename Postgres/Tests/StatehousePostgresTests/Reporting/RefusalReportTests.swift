@@ -57,8 +57,8 @@ struct RefusalReportTests {
         }
     }
 
-    /// An app ending shuts its client down while containers still watch: the listener stops without a word. It
-    /// reported the client shut down, then tried again every 2 s for as long as the process lived.
+    /// An app ending shuts its client down while containers still watch: the listener stops without a word, and
+    /// does not try again (every 2 s, for as long as the process lives).
     @Test func aClientShutDownWhileWatchingEndsTheListenerSilently() async throws {
         let diagnostics = Recorder<StatehouseDiagnostic>()
         try await StatehouseDiagnostics.$handler.withValue({ diagnostics.append($0) }) {
@@ -71,7 +71,7 @@ struct RefusalReportTests {
             #expect(await eventually { calls.count == 1 })
             running.cancel()
             await running.value
-            // Time for the listener to notice and, before the fix, to say so (it did within milliseconds).
+            // A window for the listener to notice and say something if it would: it would within milliseconds.
             try await Task.sleep(for: .seconds(3))
         }
         #expect(diagnostics.elements.isEmpty, "\(diagnostics.elements)")

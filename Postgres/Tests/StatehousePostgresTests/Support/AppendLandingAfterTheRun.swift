@@ -49,14 +49,14 @@ struct AppendLandingAfterTheRun {
             SELECT count(*) FROM pg_stat_activity
             WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO \(log) %'
             """
-        #expect(await eventually { (try? cluster.sql(waitingOnTheLock)) == "1" })
+        #expect(await eventually(every: psqlPolling) { (try? cluster.sql(waitingOnTheLock)) == "1" })
 
         run.cancel()
         _ = await run.result
         release.continuation.yield()
         release.continuation.finish()
         try await holder.value
-        #expect(await eventually { (try? cluster.sql("SELECT count(*) FROM \(log)")) == "1" })
+        #expect(await eventually(every: psqlPolling) { (try? cluster.sql("SELECT count(*) FROM \(log)")) == "1" })
     }
 
     /// Runs `body` with a store on a new log whose first `run()` ended while the append of `.numbered(1)` was

@@ -10,16 +10,9 @@ import Testing
 /// Changes by others reach watchers by push, once each, across lost connections.
 @Suite(.serialized, .enabled(if: PostgresTestCluster.isInstalled), .postgresCluster)
 struct PostgresWatchTests {
-    /// Counts the calls of a watch.
-    final class Calls: Sendable {
-        let recorder = Recorder<Void>()
-        var count: Int { recorder.count }
-        func callAsFunction() { recorder.append(()) }
-    }
-
     @Test func aWatchStartsWithOneCallOnceLive() async throws {
         try await withStorage { storage in
-            let calls = Calls()
+            let calls = WatchCalls()
             let watch = try storage.watchChanges(of: "k") { calls() }
             #expect(await eventually { calls.count == 1 })
             watch.cancel()
@@ -28,7 +21,7 @@ struct PostgresWatchTests {
 
     @Test func aChangeByAnotherClientIsPushed() async throws {
         try await withStorage { storage in
-            let calls = Calls()
+            let calls = WatchCalls()
             let watch = try storage.watchChanges(of: "k") { calls() }
             #expect(await eventually { calls.count == 1 })
             try await withClient { otherClient in
@@ -49,7 +42,7 @@ struct PostgresWatchTests {
 
     @Test func aChangeByAnotherProcessIsPushed() async throws {
         try await withStorage { storage in
-            let calls = Calls()
+            let calls = WatchCalls()
             let watch = try storage.watchChanges(of: "pushed") { calls() }
             #expect(await eventually { calls.count == 1 })
             let worker = try Worker(try cluster.processArguments + ["--table", storage.table, "--key", "pushed", "save", "42"])
@@ -63,7 +56,7 @@ struct PostgresWatchTests {
 
     @Test func aRolledBackWriteIsNeverAnnounced() async throws {
         try await withStorage { storage in
-            let calls = Calls()
+            let calls = WatchCalls()
             let watch = try storage.watchChanges(of: "k") { calls() }
             #expect(await eventually { calls.count == 1 })
             struct Refused: Error {}
@@ -79,7 +72,7 @@ struct PostgresWatchTests {
 
     @Test func aChangeMadeWhileTheListenerWasAwayIsDeliveredOnce() async throws {
         try await withStorage { storage in
-            let calls = Calls()
+            let calls = WatchCalls()
             let watch = try storage.watchChanges(of: "k") { calls() }
             #expect(await eventually { calls.count == 1 })
             // Keep the listener away while the change is made: new connections to the database are refused
@@ -106,7 +99,7 @@ struct PostgresWatchTests {
     /// next change.
     @Test func aChangeMadeWhileTheListenerWasAwayIsDeliveredEvenIfTheFirstCatchUpFails() async throws {
         try await withStorage { storage in
-            let calls = Calls()
+            let calls = WatchCalls()
             let watch = try storage.watchChanges(of: "k") { calls() }
             defer { watch.cancel() }
             #expect(await eventually { calls.count == 1 })
@@ -120,13 +113,13 @@ struct PostgresWatchTests {
                     _ = try await Self.changeKWhileEveryOtherSessionIsAway(table, on: connection)
                     try await connection.query("BEGIN", logger: logger)
                     try await connection.query("LOCK TABLE \(unescaped: table) IN ACCESS EXCLUSIVE MODE", logger: logger)
-                    let timedOutBefore = try AttackS11Tests.serverLog(cluster, count: "due to lock timeout")
+                    let timedOutBefore = try serverLog(count: "due to lock timeout")
                     try cluster.sql("ALTER DATABASE postgres WITH ALLOW_CONNECTIONS true", database: "template1")
                     // The listener listens again and reads the versions, which gives up on the lock (after its
                     // listening connection's own 5 s). Told by the server's log: the listener closes that
                     // connection at once, too soon for `pg_stat_activity` to be sure to show it.
                     #expect(await eventually(every: psqlPolling) {
-                        ((try? AttackS11Tests.serverLog(cluster, count: "due to lock timeout")) ?? 0) > timedOutBefore
+                        ((try? serverLog(count: "due to lock timeout")) ?? 0) > timedOutBefore
                     })
                     try await connection.query("COMMIT", logger: logger)
                 }
@@ -139,7 +132,7 @@ struct PostgresWatchTests {
     /// here cannot run (another session holds the table locked, and new sessions give up on a lock after 100 ms).
     @Test func aWatchAddedWhileListeningGetsItsFirstCallWhenNoQueryCanRun() async throws {
         try await withStorage { storage in
-            let (first, second) = (Calls(), Calls())
+            let (first, second) = (WatchCalls(), WatchCalls())
             let watch = try storage.watchChanges(of: "a") { first() }
             defer { watch.cancel() }
             #expect(await eventually { first.count == 1 })
@@ -201,9 +194,48 @@ struct PostgresWatchTests {
         }
     }
 
+    /// The listening backend terminated while idle (an error, not a timeout): the listener listens again and catches
+    /// up with a change made meanwhile, once.
+    @Test func aListenerTerminatedWhileIdleComesBackAndCatchesUp() async throws {
+        try await withWatchedStorage { storage, calls, listener in
+            _ = try cluster.sql("SELECT pg_terminate_backend(\(listener))")
+            try await saveFromAnotherClient("1", in: storage)
+            #expect(await eventually { calls.count == 2 })
+            #expect(try await eventually(every: psqlPolling) { try listeningSessions(of: storage).filter { $0 != listener }.count == 1 })
+            try await saveFromAnotherClient("2", in: storage)
+            #expect(await eventually { calls.count == 3 })
+            #expect(calls.count == 3)
+        }
+    }
+
+    /// The listening connection terminated again and again: after each, a change made by another client reaches
+    /// the watcher, and a watch added just after the termination (while the listener may still think it listens)
+    /// gets its first call.
+    @Test func watchesFollowChangesAcrossRepeatedlyTerminatedListeners() async throws {
+        let cluster = try cluster
+        try await withStorage { storage in
+            let calls = Recorder<Void>()
+            let watch = try storage.watchChanges(of: "k") { calls.append(()) }
+            #expect(await eventually { calls.count == 1 })
+            try await withClient { otherClient in
+                let other = PostgresStorage(client: otherClient, table: storage.table)
+                for round in 1...10 {
+                    _ = try cluster.terminateConnections()
+                    let firstCalls = Recorder<Void>()
+                    let added = try storage.watchChanges(of: "added \(round)") { firstCalls.append(()) }
+                    try await onThread { try other.save(Data("\(round)".utf8), key: "k") }
+                    #expect(await eventually { calls.count >= round + 1 }, "round \(round): the change was not reported")
+                    #expect(await eventually { firstCalls.count >= 1 }, "round \(round): no first call")
+                    added.cancel()
+                }
+            }
+            watch.cancel()
+        }
+    }
+
     @Test func cancelledWatchesAreNotCalled() async throws {
         try await withStorage { storage in
-            let (cancelled, kept) = (Calls(), Calls())
+            let (cancelled, kept) = (WatchCalls(), WatchCalls())
             let first = try storage.watchChanges(of: "k") { cancelled() }
             let second = try storage.watchChanges(of: "k") { kept() }
             #expect(await eventually { cancelled.count == 1 && kept.count == 1 })
@@ -217,7 +249,7 @@ struct PostgresWatchTests {
 
     @Test func aContainerFollowsAnotherProcess() async throws {
         try await withStorage { storage in
-            // Containers follow by polling until they use watches (the push issue); the storage feeds both.
+            // Followed by polling (a container may also watch): the storage's fingerprints tell it of the change.
             let counter = StateContainer(0, key: "followed", storage: storage, externalChanges: .poll(every: .milliseconds(50)))
             let seen = Recorder<Int>()
             let token = counter.observe { seen.append($0) }

@@ -27,7 +27,7 @@ struct ReplicatedSnapshotTests {
                     try await whileRunning([starting]) {
                         let sent = Recorder<Int64>()
                         Task.detached { if let sequence = try? await starting.send(.ping) { sent.append(sequence) } }
-                        #expect(await eventually {
+                        #expect(await eventually(every: psqlPolling) {
                             (try? cluster.sql("""
                                 SELECT count(*) > 0 FROM pg_stat_activity
                                 WHERE wait_event_type = 'Lock' AND query LIKE '%\(log)_snapshots%'
@@ -35,7 +35,7 @@ struct ReplicatedSnapshotTests {
                         })
                         // A store that appends before it has read the snapshot does it now; one that waits for the
                         // snapshot appends nothing, and this finds no append in the time given.
-                        _ = await eventually(timeout: .seconds(5)) {
+                        _ = await eventually(timeout: .seconds(5), every: psqlPolling) {
                             (try? cluster.sql("SELECT count(*) FROM \(log)")) == "2"
                         }
                         // Another store appends, applies, and takes a snapshot of the newest state.
@@ -56,55 +56,6 @@ struct ReplicatedSnapshotTests {
                 #expect(await eventually { other.appliedSequence == starting.appliedSequence })
                 #expect(other.state == starting.state)
             }
-        }
-    }
-}
-
-/// A store whose `run()` ended (its task cancelled: a service restarted in the same process) and is started again.
-@Suite(.serialized, .enabled(if: PostgresTestCluster.isInstalled), .postgresCluster)
-struct ReplicatedRestartTests {
-    @Test func aStoreRunAgainAppendsWhatWasDispatchedMeanwhileAndCatchesUpPastNewerSnapshots() async throws {
-        try await withClient { client in
-            let log = uniqueTable()
-            let other = try makeReplica(client, log: log, snapshotEvery: 10)
-            let restarted = try makeReplica(client, log: log, snapshotEvery: 10)
-            try await whileRunning([other]) {
-                try await whileRunning([restarted]) {
-                    _ = try await restarted.send(.increment(tag: 1))
-                    // `send` returns once the action is applied, which may be before the append loop took in its
-                    // append's answer: stopped then, the store would keep the action queued for the next run.
-                    #expect(await eventually { restarted.pendingCount == 0 })
-                }
-                // While it is stopped: another store moves the log past two snapshots, and it is dispatched to.
-                for tag in 2...25 { other.dispatch(.increment(tag: Int64(tag))) }
-                #expect(await everyStore([other], appliedThrough: 25))
-                #expect(await eventually { (try? cluster.sql("SELECT max(sequence) FROM \(log)_snapshots")) == "20" })
-                restarted.dispatch(.increment(tag: 26))
-                try await whileRunning([restarted]) {
-                    #expect(await everyStore([other, restarted], appliedThrough: 26), "\(restarted.appliedSequence)")
-                    restarted.dispatch(.increment(tag: 27))
-                    #expect(await everyStore([other, restarted], appliedThrough: 27))
-                    // Applied, but maybe not yet taken off the queue (see above): stopping now would keep it there.
-                    #expect(await eventually { restarted.pendingCount == 0 && other.pendingCount == 0 })
-                }
-            }
-            #expect(restarted.state == other.state)
-            #expect(restarted.state.count == 27)
-            #expect(restarted.pendingCount == 0)
-        }
-    }
-
-    @Test func aSecondRunWhileTheFirstRunsIsRefused() async throws {
-        try await withClient { client in
-            let store = try makeReplica(client, log: uniqueTable())
-            try await whileRunning([store]) {
-                _ = try await store.send(.increment(tag: 1))
-                let error = await #expect(throws: StorageError.self) { try await store.run() }
-                #expect(error?.kind == .invalidConfiguration)
-                #expect(error?.message.contains("running already") == true)
-                _ = try await store.send(.increment(tag: 2))
-            }
-            #expect(store.state.count == 2)
         }
     }
 }

@@ -103,17 +103,17 @@ func saveFromAnotherClient(_ text: String, key: String = "k", in storage: Postgr
 /// The server process of `storage`'s listening session, once there is exactly one (its listener may be between
 /// connections).
 func theListeningSession(of storage: PostgresStorage) async throws -> Int32 {
-    #expect(await eventually { (try? listeningSessions(of: storage))?.count == 1 })
+    #expect(await eventually(every: psqlPolling) { (try? listeningSessions(of: storage))?.count == 1 })
     return try #require(try listeningSessions(of: storage).first)
 }
 
 /// Runs `body` with a storage whose key `k` is watched, once the watch had its first call: with the watch's calls
 /// and the server process of the storage's listening session.
 func withWatchedStorage(
-    _ body: @Sendable (PostgresStorage, PostgresWatchTests.Calls, _ listener: Int32) async throws -> Void
+    _ body: @Sendable (PostgresStorage, WatchCalls, _ listener: Int32) async throws -> Void
 ) async throws {
     try await withStorage { storage in
-        let calls = PostgresWatchTests.Calls()
+        let calls = WatchCalls()
         let watch = try storage.watchChanges(of: "k") { calls() }
         defer { watch.cancel() }
         #expect(await eventually { calls.count == 1 })
@@ -123,7 +123,7 @@ func withWatchedStorage(
 
 /// A new watch of `k` on `storage` gets its first call, and another for a change made by another client.
 func expectANewWatchFollows(_ storage: PostgresStorage) async throws {
-    let calls = PostgresWatchTests.Calls()
+    let calls = WatchCalls()
     let watch = try storage.watchChanges(of: "k") { calls() }
     defer { watch.cancel() }
     #expect(await eventually { calls.count == 1 })

@@ -25,8 +25,8 @@ struct PostgresProcessTests {
         let workers = try (0..<3).map { _ in
             try Worker(try cluster.processArguments + ["--table", table, "--key", "stormy", "storm", "300"])
         }
-        // Kill every connection every 50 ms while the workers write. (Before statements were sent only on open
-        // connections, such a storm stalled an operation now and then until its timeout; see GuardedQueries.swift.)
+        // Kill every connection every 50 ms while the workers write. Statements are sent only on open connections
+        // (GuardedQueries.swift): one sent on a closed connection would stall its operation until its timeout.
         var killed = 0
         for _ in 0..<40 {
             try await Task.sleep(for: .milliseconds(50))

@@ -39,12 +39,13 @@ struct PostgresBlockingTests {
         #expect(!error.message.contains("secret-password"))
     }
 
-    /// The window the CI hit: a client started only after blocking callers hold every thread of the cooperative
+    /// The window: a client started only after blocking callers hold every thread of the cooperative
     /// pool, each waiting for a connection that only the client's `run()` can open.
     @Test(.enabled(if: PostgresTestCluster.isInstalled), .postgresCluster)
     func aClientStartedWhileEveryCooperativeThreadWaitsForItStillConnects() async throws {
         let client = PostgresClient(configuration: try cluster.clientConfiguration)
-        let storage = PostgresStorage(client: client, table: uniqueTable(), timeout: .seconds(20))
+        // A deadlock never connects; a busy machine under ThreadSanitizer may take a while to.
+        let storage = PostgresStorage(client: client, table: uniqueTable(), timeout: .seconds(120))
         let width = ProcessInfo.processInfo.activeProcessorCount
         let everyThreadHeld = ThreadBarrier(count: width)
         let running = NIOLockedValueBox<Task<Void, Never>?>(nil)

@@ -43,7 +43,7 @@ struct PostgresVersionOrderTests {
                         }
                     }
                     // The write has reached the row and waits for its lock.
-                    #expect(await eventually {
+                    #expect(await eventually(every: psqlPolling) {
                         (try? cluster.sql("""
                             SELECT count(*) FROM pg_stat_activity
                             WHERE wait_event_type = 'Lock' AND query LIKE '%\(table)%'
