@@ -3,9 +3,9 @@ import Synchronization
 import Testing
 import Statehouse
 
-/// What an `update` body may not do, and how it fails. Issue 10 asked for a clear failure where it is cheap to
-/// detect: a body that uses its own container used to stop the process with the lock's "Recursive call to lock
-/// Mutex", which says nothing of the cause.
+/// What an `update` body may not do, and how it fails: where it is cheap to detect, with a message that names the
+/// container and says what to do, instead of the lock's "Recursive call to lock Mutex", which says nothing of the
+/// cause.
 @Suite("Update body misuse")
 struct UpdateBodyMisuseTests {
     @Test func readingItsOwnContainerStopsWithAMessageThatSaysWhatToDo() async {
@@ -26,11 +26,11 @@ struct UpdateBodyMisuseTests {
         #expect(message.contains("change the value through the body's inout argument"))
     }
 
-    // Found by the review of session 14, by reasoning: a thread cancelling a token of a container takes the
-    // container's link, then waits there for the container's lock, which an `update` body holds. That body then let
-    // go of another token of the same container and waited for the link: a circle of two threads, which Linux's
-    // futex lock ends with "Recursive call to lock Mutex" (seen before the fix), where a body that uses its own
-    // container stops with a message naming it. Whichever thread reaches the link first, the message comes.
+    /// A thread cancelling a token of a container takes the container's link, then waits there for the container's
+    /// lock, which an `update` body holds; the body lets go of another token of the same container, which needs the
+    /// link: a circle of two threads. It must stop with the message naming the container, as any body that uses its
+    /// own container does, not with Linux's futex lock's "Recursive call to lock Mutex" or a hang. Whichever thread
+    /// reaches the link first, the message comes.
     @Test func aTokenReleasedInsideItsContainersUpdateStopsWithTheMessageWhileAnotherThreadCancels() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let container = StateContainer(0, key: "misuse.link")
@@ -41,7 +41,7 @@ struct UpdateBodyMisuseTests {
                 container.update { _ in
                     bodyStarted.store(true, ordering: .sequentiallyConsistent)
                     // Not a signal: it widens the window in which the other thread holds the link and waits for
-                    // this lock (the hang before the fix). The message comes either way.
+                    // this lock. The message comes either way.
                     usleep(200_000)
                     _ = releasedInside.withLock { $0.take() }
                 }
@@ -69,8 +69,8 @@ struct UpdateBodyMisuseTests {
         #expect(count.value == 80_000)
     }
 
-    // Found by the review of issue 10: `a.update { b.value }` racing `b.update { a.value }` ended the process with
-    // the lock's "Recursive call to lock Mutex", which names nothing of Statehouse.
+    /// `a.update { b.value }` racing `b.update { a.value }`: a circle the lock alone would end with "Recursive call to
+    /// lock Mutex", which names nothing of Statehouse. The message names both containers.
     @Test func crossedUpdateBodiesStopWithAMessageNamingBothContainers() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let a = StateContainer(0, key: "misuse.crossed.a")

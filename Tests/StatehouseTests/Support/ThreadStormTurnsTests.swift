@@ -2,9 +2,9 @@ import StatehouseTestSupport
 import Synchronization
 import Testing
 
-/// The test helper that makes thread storms take turns (ThreadStormTurns.swift) must give one turn at a time, to
-/// every waiter, and be clean under ThreadSanitizer: on a bare `Mutex` it was not (CI, session 11's stop: three
-/// "Swift access race" reports, the run failed).
+/// The test helper that makes thread storms take turns (`duringThreadStorm`, in StatehouseTestSupport) gives one turn
+/// at a time, to every waiter, and is clean under ThreadSanitizer (which reports accesses under a bare `Mutex` on
+/// Linux as races).
 @Suite struct ThreadStormTurnsTests {
     @Test func manyTasksTakingTurnsNeverOverlapAndAllGetOne() async {
         let counts = Counts()

@@ -7,8 +7,10 @@ import Testing
 /// `Tests/StatehouseTests/DocExamples`, where it is compiled; and the examples there run.
 @Suite("Documentation")
 struct DocumentationTests {
+    /// This file is `Tests/StatehouseTests/DocExamples/DocumentationTests.swift`.
     static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     static func articles() throws -> [URL] {
         let catalog = repository.appendingPathComponent("Sources/Statehouse/Statehouse.docc")

@@ -146,22 +146,3 @@ struct StateContainerTests {
         token.cancel()
     }
 }
-
-@Suite("The README's example")
-struct ReadmeExampleTests {
-    @Test func tenLinesDoWhatTheCommentsSay() async {
-        let printed = Recorder<String>()
-        let theme = StateContainer("blue", key: "readme.themeColor")
-        let token = theme.observe(initial: true) { printed.append("theme: \($0)") }
-        theme.modify("red")
-        theme ~> "green"
-        let length = theme.update { $0 += "!"; return $0.count }
-        theme.bindAndFire(name: "Header.title") { printed.append("title: \($0)") }
-        for await value in theme.values { printed.append(value); break }
-        token.cancel()
-        #expect(length == 6)
-        #expect(printed.elements == [
-            "theme: blue", "theme: red", "theme: green", "theme: green!", "title: green!", "green!",
-        ])
-    }
-}

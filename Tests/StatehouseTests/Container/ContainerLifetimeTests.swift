@@ -2,8 +2,10 @@ import Dispatch
 import Testing
 @testable import Statehouse
 
-@Suite("Nothing retains what it should not")
-struct LifetimeTests {
+/// A container's tokens, listeners and its own closures never keep alive what they should not: the container, a
+/// cancelled listener's closure, what a dead container's listeners captured.
+@Suite("Container lifetime: nothing retains what it should not")
+struct ContainerLifetimeTests {
     @Test func aLiveTokenDoesNotKeepTheContainerAlive() {
         weak var weakContainer: StateContainer<Int>?
         var token: SubscriptionToken?
