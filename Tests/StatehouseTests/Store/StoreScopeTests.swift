@@ -1,5 +1,3 @@
-// Issue 12, store semantics: lazy scopes, one selection per change, ifLet scopes, scope identity, tokens that keep
-// their store alive.
 import Foundation
 import Observation
 import Synchronization
@@ -7,64 +5,76 @@ import Testing
 @testable import Statehouse
 import StatehouseTestSupport
 
-/// Counts how many times something runs: a key path's getter or a selector.
-final class RunCount: Sendable {
-    private let atomic = Atomic<Int>(0)
-
-    var value: Int { atomic.load(ordering: .sequentiallyConsistent) }
-
-    func count() {
-        atomic.add(1, ordering: .sequentiallyConsistent)
-    }
-}
-
-/// A parent state whose child is read through computed properties that count their runs: the scopes' key paths.
-struct CountedParent: Equatable, Sendable {
-    var child = Counter()
-    var detail: Counter?
-    var other = 0
-    let childReads = RunCount()
-    let countReads = RunCount()
-
-    /// `child`, counting the runs of `\.countedChild`.
-    var countedChild: Counter {
-        childReads.count()
-        return child
+@Suite("Scoped stores")
+struct ScopedStoreTests {
+    struct App: Equatable, Sendable {
+        var counter = Counter()
+        var title = "app"
     }
 
-    /// `child.count`, counting the runs of `\.countedCount`.
-    var countedCount: Int {
-        countReads.count()
-        return child.count
+    enum AppAction: Equatable, Sendable {
+        case counter(CounterAction)
+        case retitle(String)
     }
 
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.child == rhs.child && lhs.detail == rhs.detail && lhs.other == rhs.other
-    }
-}
-
-enum CountedParentAction: Equatable, Sendable {
-    case child(CounterAction)
-    case detail(CounterAction)
-    case setDetail(Counter?)
-    case other
-}
-
-func makeCountedParentStore() -> Store<CountedParent, CountedParentAction> {
-    Store(initialState: CountedParent()) { (state: inout CountedParent, action: CountedParentAction) -> Void in
-        switch action {
-        case .child(let action): counterReducer(&state.child, action)
-        case .detail(let action):
-            if var detail = state.detail {
-                counterReducer(&detail, action)
-                state.detail = detail
+    static func appStore() -> Store<App, AppAction> {
+        Store(initialState: App()) { (state: inout App, action: AppAction) in
+            switch action {
+            case .counter(let action): counterReducer(&state.counter, action)
+            case .retitle(let title): state.title = title
             }
-        case .setDetail(let detail): state.detail = detail
-        case .other: state.other += 1
         }
     }
+
+    @Test func childReadsTheParentsStateAndSendsThroughTheParent() {
+        let app = Self.appStore()
+        let child = app.scope(state: \.counter, action: AppAction.counter)
+        child.dispatch(.increment)
+        #expect(child.state.count == 1)
+        #expect(app.state.counter.count == 1)
+        app.dispatch(.counter(.set(7)))
+        #expect(child.state.count == 7)
+    }
+
+    @Test func childSubscribersHearOnlyOfTheirPart() {
+        let app = Self.appStore()
+        let child = app.scope(state: \.counter, action: AppAction.counter)
+        let counts = Recorder<Int>()
+        let token = child.subscribe(\.count) { counts.append($0) }
+        app.dispatch(.retitle("new"))
+        child.dispatch(.increment)
+        #expect(counts.elements == [0, 1])
+        token.cancel()
+    }
+
+    @Test func aScopeOfAScopeWorks() {
+        let app = Self.appStore()
+        let counter = app.scope(state: \.counter, action: AppAction.counter)
+        let name = counter.scope(state: \.name, action: CounterAction.rename)
+        name.dispatch("deep")
+        #expect(app.state.counter.name == "deep")
+        #expect(name.state == "deep")
+    }
+
+    @Test func childKeepsTheParentAlive() {
+        weak var weakApp: Store<App, AppAction>?
+        var child: Store<Counter, CounterAction>?
+        do {
+            let app = Self.appStore()
+            weakApp = app
+            child = app.scope(state: \.counter, action: AppAction.counter)
+        }
+        #expect(weakApp != nil)
+        child?.dispatch(.increment)
+        #expect(weakApp?.state.counter.count == 1)
+        child = nil
+        #expect(weakApp == nil)
+    }
 }
 
+/// A scoped store shows a part of its parent's state and sends its actions through the parent. It follows the parent
+/// (reads its part once per change) only while it has subscribers, is shared by the calls from one place, and lives as
+/// long as a token of it does; an `ifLet` scope is `nil` while its part is.
 @Suite("Scoped stores: lazy, shared, optional")
 struct StoreScopeTests {
     // MARK: Key-path runs

@@ -144,3 +144,45 @@ struct ReducerCompositionTests {
         #expect(store.state == 42)
     }
 }
+
+/// `ActionCase(Parent.case)` finds its case by reflection: also a case with one labelled payload, and one of two
+/// cases that share a base name and a payload type.
+@Suite("ActionCase: cases found by reflection")
+struct ActionCaseReflectionTests {
+    enum Child: Equatable, Sendable {
+        case tap
+    }
+
+    enum Parent: Equatable, Sendable {
+        case child(action: Child)
+        case load(id: Int)
+        case load(name: Int)
+        case other
+    }
+
+    /// A case with one labelled payload, `case child(action: ChildAction)`, is as common a spelling as
+    /// `case child(ChildAction)`. `Mirror` shows its payload as a one-element labelled tuple `(action: .tap)`, which
+    /// does not cast to `Child`: the reflected `extract` never finds the case.
+    @Test func actionCaseFindsALabelledSinglePayload() {
+        let child = ActionCase(Parent.child(action:))
+        #expect(child.extract(.child(action: .tap)) == .tap)
+        #expect(child.extract(.other) == nil)
+    }
+
+    /// So a scoped child reducer on such a case silently never runs.
+    @Test func scopeOnALabelledCaseRunsTheChild() {
+        let counter = Reducer<Int, Child> { count, _ in count += 1 }
+        let app = Reducer<Int, Parent>.scope(state: \.self, action: ActionCase(Parent.child(action:)), child: counter)
+        let store = Store(initialState: 0, reducer: app)
+        store.dispatch(.child(action: .tap))
+        #expect(store.state == 1)
+    }
+
+    /// Two cases may share a base name (`load(id:)`, `load(name:)`) and a payload type: `Mirror` labels both
+    /// `load`, so the name check cannot tell them apart. The case given must be found, the other not.
+    @Test func actionCaseTellsCasesThatShareABaseName() {
+        let byID = ActionCase(Parent.load(id:))
+        #expect(byID.extract(.load(id: 5)) == 5)
+        #expect(byID.extract(.load(name: 5)) == nil)
+    }
+}

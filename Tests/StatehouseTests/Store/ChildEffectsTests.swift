@@ -1,5 +1,5 @@
 // A child feature's effects run in the store that reduces its actions: `ifLet` cancels them when the child is
-// dismissed, and a scoped store's `cancelEffects`, `finishEffects` and `runningEffects` reach them (issue 12).
+// dismissed, and a scoped store's `cancelEffects`, `finishEffects` and `runningEffects` reach them.
 import Statehouse
 import StatehouseTestSupport
 import StatehouseTesting
@@ -134,5 +134,73 @@ struct ChildEffectsTests {
         clock.advance(by: .seconds(1))
         await finished.value
         #expect(store.state.ticker?.saved == true, "finishEffects on the scope returned while the root's effect ran")
+    }
+}
+
+/// The effects of a `forEach` element run under ids of that element: one element's `cancelInFlight` spares the
+/// others', and the parent cancels one element's effect by its element id.
+@Suite("A collection element's effects", .serialized)
+struct ElementEffectsTests {
+    struct Row: Equatable, Identifiable, Sendable {
+        let id: Int
+        var ticks = 0
+    }
+
+    enum RowAction: Equatable, Sendable {
+        case start
+        case tick
+    }
+
+    enum ListAction: Equatable, Sendable {
+        case row(id: Int, action: RowAction)
+    }
+
+    /// Rows whose `.start` runs a timer marked "row-timer" that ticks once the gate opens.
+    static func rows(gate: Gate, cancelInFlight: Bool) -> Reducer<[Row], ListAction> {
+        let row = Reducer<Row, RowAction> { state, action in
+            switch action {
+            case .start:
+                return .run { send in
+                    await gate.wait()
+                    send(.tick)
+                }
+                .cancellable(id: "row-timer", cancelInFlight: cancelInFlight)
+            case .tick:
+                state.ticks += 1
+                return .none
+            }
+        }
+        return Reducer<[Row], ListAction> { _, _ in .none }
+            .forEach(\.self, action: ActionCase(ListAction.row), element: row)
+    }
+
+    /// Each row runs its own timer, restarted with `cancelInFlight` ("only this row's latest start matters"). The
+    /// rows of an identified collection are independent features (TCA scopes a `forEach` element's cancellation
+    /// ids to the element): starting row 2's timer must not cancel row 1's, whose tick would then be dropped.
+    @Test func forEachKeepsEachElementsCancellationIDsApart() async {
+        let gate = Gate()
+        let list = Self.rows(gate: gate, cancelInFlight: true)
+        let store = Store(initialState: [Row(id: 1), Row(id: 2)], reducer: list)
+        store.dispatch(.row(id: 1, action: .start))
+        store.dispatch(.row(id: 2, action: .start))
+        gate.open()
+        await store.finishEffects()
+        // An uncancelled effect's tick is applied on its own task (the store is idle) before the task ends.
+        #expect(await eventually { store.state.allSatisfy { $0.ticks == 1 } })
+        #expect(store.state == [Row(id: 1, ticks: 1), Row(id: 2, ticks: 1)])
+    }
+
+    /// The parent reaches one element's effect with `ElementEffectID(element:id:)`; the bare id reaches none.
+    @Test func theParentCancelsOneElementsEffectWithItsElementEffectID() async {
+        let gate = Gate()
+        let list = Self.rows(gate: gate, cancelInFlight: false)
+        let store = Store(initialState: [Row(id: 1), Row(id: 2)], reducer: list)
+        store.dispatch(.row(id: 1, action: .start))
+        store.dispatch(.row(id: 2, action: .start))
+        store.cancelEffects(id: "row-timer")   // no element's effect has this id
+        store.cancelEffects(id: ElementEffectID(element: 1, id: "row-timer"))
+        gate.open()
+        await store.finishEffects()
+        #expect(store.state == [Row(id: 1, ticks: 0), Row(id: 2, ticks: 1)])
     }
 }

@@ -169,3 +169,118 @@ struct EffectCancellationTests {
         #expect(store.state.sorted() == [1, 2], "the sibling's task was cancelled: state \(store.state)")
     }
 }
+
+// MARK: - Cancelling from outside a reducer, under contention
+
+private struct Tally: Equatable, Sendable {
+    var ticks = 0
+    var others = 0
+    var markers = 0
+    var ticksAtFirstMarker = 0
+}
+
+private enum TallyAction: Equatable, Sendable {
+    case start, hold, tick, other, marker
+}
+
+@Suite("Effect cancellation from outside a reducer, under contention", .serialized)
+struct CancelEffectsContentionTests {
+    /// While the store is held on one thread, effects queue actions from several tasks and other threads dispatch;
+    /// `cancelEffects(id:)` then drops every queued action of those effects, and only those.
+    @Test func cancelEffectsDropsTheActionsTheEffectsQueuedWhileTheStoreWasBusy() async {
+        let senders = 4, perSender = 200, dispatchers = 3, perDispatcher = 100
+        for round in 0..<25 {
+            let go = DispatchSemaphore(value: 0)
+            let holding = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let sent = AttackCounter()
+            let store = Store(initialState: Tally()) { (state: inout Tally, action: TallyAction) -> Effect<TallyAction> in
+                switch action {
+                case .start:
+                    let sender = Effect<TallyAction>.run { send in
+                        _ = await attackWait(for: go)
+                        for _ in 0..<perSender {
+                            send(.tick)
+                            sent.increment()
+                        }
+                    }
+                    return Effect.merge(Array(repeating: sender, count: senders)).cancellable(id: "ticks")
+                case .hold:
+                    holding.signal()
+                    _ = release.wait(timeout: .now() + 120)   // a bound, not a signal: the test always releases it
+                case .tick: state.ticks += 1
+                case .other: state.others += 1
+                case .marker: state.markers += 1
+                }
+                return .none
+            }
+            store.dispatch(.start)
+            // The processor is held on a thread of its own: every action sent from now on is queued.
+            Thread.detachNewThread { store.dispatch(.hold) }
+            #expect(await attackWait(for: holding))
+            for _ in 0..<senders { go.signal() }
+            // Each dispatcher waits for its action, queued behind the held one, until the processor is released.
+            let dispatching = Task {
+                await onNewThreads(dispatchers) { _ in
+                    for _ in 0..<perDispatcher { store.dispatch(.other) }
+                }
+            }
+            #expect(await eventually { sent.value == senders * perSender })
+            store.cancelEffects(id: "ticks")
+            release.signal()
+            await dispatching.value
+            store.dispatch(.marker)
+            #expect(await eventually { store.state.markers == 1 })
+            #expect(store.state.ticks == 0, "round \(round): a cancelled effect's queued action was applied")
+            #expect(store.state.others == dispatchers * perDispatcher, "round \(round)")
+            await store.finishEffects()
+        }
+    }
+
+    /// Threads send for a cancellable effect without pause while it is cancelled from outside: no action of it is
+    /// applied after the first action dispatched once `cancelEffects(id:)` returned.
+    @Test func noActionOfTheEffectIsAppliedAfterCancelEffectsReturns() async {
+        for round in 0..<20 {
+            let kept = KeptSend<TallyAction>()
+            let store = Store(initialState: Tally()) { (state: inout Tally, action: TallyAction) -> Effect<TallyAction> in
+                switch action {
+                case .start:
+                    return .run { send in kept.keep(send) }.cancellable(id: "ticks")
+                case .tick:
+                    state.ticks += 1
+                case .marker:
+                    if state.markers == 0 { state.ticksAtFirstMarker = state.ticks }
+                    state.markers += 1
+                default:
+                    break
+                }
+                return .none
+            }
+            store.dispatch(.start)
+            await store.finishEffects()
+            let stop = AttackFlag()
+            let sends = AttackCounter()
+            let senders = Task {
+                await onNewThreads(4) { _ in
+                    while !stop.isSet, sends.value < 1_000_000 {
+                        kept(.tick)
+                        sends.increment()
+                    }
+                }
+            }
+            #expect(await eventually { sends.value >= 500 })
+            store.cancelEffects(id: "ticks")
+            store.dispatch(.marker)
+            let sentAtCancel = sends.value
+            #expect(await eventually { sends.value >= sentAtCancel + 500 })
+            stop.set()
+            await senders.value
+            store.dispatch(.marker)
+            #expect(await eventually { store.state.markers == 2 })
+            #expect(
+                store.state.ticks == store.state.ticksAtFirstMarker,
+                "round \(round): an action of the cancelled effect was applied after cancelEffects returned"
+            )
+        }
+    }
+}

@@ -1,5 +1,5 @@
-// Issue 12: a scoped store starts following its parent when it gains its first subscriber (or, for `ifLet`, when it
-// is made). The window between reading the parent's state and joining its followers is what these tests hammer.
+// A scoped store starts following its parent when it gains its first subscriber (or, for `ifLet`, when it is made).
+// The window between reading the parent's state and joining its followers is what these tests hammer.
 import Dispatch
 import Foundation
 import Synchronization
@@ -46,7 +46,7 @@ private final class StartLine: Sendable {
     }
 }
 
-@Suite("Scoped stores under contention (issue 12)", .serialized)
+@Suite("Scoped stores under contention", .serialized)
 struct StoreScopeConcurrencyTests {
     // Four threads per round: one dispatches until the others are done; one subscribes to the scope and cancels at
     // once, over and over (the scope starts and stops following); two give a scope and a scope of that scope a
