@@ -4,10 +4,12 @@ import Testing
 @testable import Statehouse
 import StatehouseTestSupport
 
-/// Attacks on "read your own write": windows where a `dispatch` from outside a store's work could return before its
-/// action is applied, or deadlock.
-@Suite("Read your own write: attacks", .serialized)
-struct ReadYourOwnWriteAttackTests {
+/// "Read your own write" where it is hardest to keep: stores whose subscribers dispatch to one another (the wait
+/// that would close a cycle is not made, and no other wait is taken for one), scoped and persisted stores, time
+/// travel and `send` under contention. Each test hammers a window where a `dispatch` from outside a store's work could
+/// return before its action is applied, or deadlock.
+@Suite("Read your own write: cycles of stores and contention", .serialized)
+struct ReadYourOwnWriteCyclesAndContentionTests {
     /// A store's state: how often each action was applied, and the last one.
     struct Log: Equatable, Sendable, Codable {
         var counts: [String: Int] = [:]
@@ -202,7 +204,7 @@ struct ReadYourOwnWriteAttackTests {
 
     @Test func aPersistedStoreUnderContentionReadsItsOwnWrite() async {
         let store = Store(
-            initialState: Parent(), key: "attack-persisted", storage: MemoryStorage(), reducer: Self.parentReducer
+            initialState: Parent(), key: "readYourOwnWrite.persisted", storage: MemoryStorage(), reducer: Self.parentReducer
         )
         let slow = store.subscribe { (_: Parent) in Self.busyFor(microseconds: 10) }
         let misses = Atomic<Int>(0)
