@@ -1,0 +1,55 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+@testable import Statehouse
+import StatehouseTestSupport
+
+/// After `flush()` returns, what was accepted is stored: also a `nil` (the entry's removal) before anything was
+/// written, in a directory that does not exist yet; and the exit's flush works from inside an `update` body.
+@Suite("Durability: a flush writes what was accepted, from anywhere", .serialized)
+struct DurabilityTests {
+    /// Writing `nil` before anything was written needs no directory: the flush succeeds, and nothing is stored.
+    @Test func nilBeforeTheFirstWriteSucceedsWithoutTheDirectory() throws {
+        let directory = TemporaryDirectory()
+        let missing = directory.url.appendingPathComponent("not/created/yet")
+        let key = "attack.nil.first"
+        let rating = StateContainer<Int?>(
+            nil, key: key, storage: .file(directory: missing), writes: .coalesced(window: .seconds(60)),
+            externalChanges: .ignore
+        )
+        rating.modify(nil)
+        #expect(throws: Never.self) { try rating.flush() }
+        #expect(rating.storageError?.value == nil)
+        #expect(try FileStorage(directory: missing).load(key: key) == nil)
+    }
+
+    /// A value then `nil`, both before the first write: the write of `nil` needs no directory either.
+    @Test func aValueThenNilBeforeTheFirstWriteSucceedsWithoutTheDirectory() throws {
+        let directory = TemporaryDirectory()
+        let missing = directory.url.appendingPathComponent("not/created/yet")
+        let key = "attack.nil.afterValue"
+        let rating = StateContainer<Int?>(
+            nil, key: key, storage: .file(directory: missing), writes: .coalesced(window: .seconds(60)),
+            externalChanges: .ignore
+        )
+        rating.modify(3)
+        rating.modify(nil)
+        #expect(throws: Never.self) { try rating.flush() }
+        #expect(rating.storageError?.value == nil)
+        #expect(try FileStorage(directory: missing).load(key: key) == nil)
+        #expect(rating.value == nil)
+    }
+
+    /// PersistingState.md: "a flush at exit works even from inside a reducer or an `update` body". On a transactional
+    /// storage the update body runs inside `writer.sync`; the exit flush is `writer.sync` again: it must neither
+    /// deadlock nor crash.
+    @Test func flushPendingWritesInsideAnUpdateBodyOnATransactionalStorage() {
+        let container = StateContainer(0, key: "exitFlush.\(UUID().uuidString)", storage: MinimalTransactionalStorage())
+        container.modify(1)   // pending (coalesced)
+        container.update { value in
+            value += 1
+            StatehouseLifecycle.flushPendingWrites()   // what exit() runs via atexit
+        }
+    }
+}
