@@ -89,7 +89,7 @@ extension StateContainer {
         defer { withExtendedLifetime(replaced) {} }
         persistence.updateInTransaction { stored in
             let attempt = locked(forUpdate: true) { state in
-                let pending = persistence.hasPendingChange(ownerCount: state.changeCount)
+                let pending = persistence.transactionTryStarts(ownerCount: state.changeCount)
                 var value = pending ? state.value : stored ?? state.value
                 let result = whileUpdating { Swift.Result { () throws(Failure) in try body(&value) } }
                 return (result: result, value: value, startCount: state.changeCount)
@@ -117,8 +117,8 @@ extension StateContainer {
 
 extension StateContainer: PersistenceOwner {
     /// Reads through the link, never holding the container: a check that held it could hold its last reference, and
-    /// the container would end on the writer, its key still taken by then (a new container of the key was reported
-    /// a duplicate) and its pending change written after that container had loaded.
+    /// the container would end on the writer, its key still taken by then (a new container of the key would be
+    /// reported a duplicate) and its pending change written after that container had loaded.
     func changeCountReader() -> @Sendable () -> OwnerChangeCount {
         { [link] in
             link.state.withLockIfAvailable { state in state.map { .count($0.changeCount) } ?? .ended } ?? .busy

@@ -6,8 +6,14 @@
 /// (written by us, or read from it). That gives one rule for "a local change is pending": the owner's count is past
 /// `savedCount`.
 ///
-/// Outcomes (of writes, and of checks for outside changes that fail) are numbered, and so is the outcome last
-/// published, so that a late failure never hides a later success.
+/// Outcomes (of writes, of transactions, and of checks for outside changes that fail) are numbered, and so is the
+/// outcome last published, so that a late failure never hides a later success. A success that would show nothing
+/// new (nothing failed is showing, and no publication is under way) is claimed where it happens instead of being
+/// published: the writer then needs no second trip through `lastError`.
+///
+/// Some state only the writer changes: ``knownFingerprint`` (what this process last read or wrote). The writer may
+/// therefore take it with a decision and use it after releasing the lock; it is still current until the writer
+/// itself changes it.
 struct PersistenceMachine<Value: Sendable> {
     typealias Snapshot = PersistedSnapshot<Value>
 
@@ -40,16 +46,27 @@ struct PersistenceMachine<Value: Sendable> {
     private(set) var latest: Snapshot
     private var savedCount: UInt64 = 0
     private var writeScheduled = false
-    /// The fingerprint of what this process last read or wrote.
-    private var knownFingerprint: StorageFingerprint?
+    /// The fingerprint of what this process last read or wrote. Changed only on the writer.
+    private(set) var knownFingerprint: StorageFingerprint?
     private var lastOutcomeNumber: UInt64 = 0
     private var publishedOutcomeNumber: UInt64 = 0
     /// Whether the outcome published last is a check's failure, which a later check that reads the key withdraws.
     private var publishedIsCheckFailure = false
     /// Check failures numbered up to this were withdrawn: one still on its way to being published never is.
     private var checkFailuresWithdrawnThrough: UInt64 = 0
-    /// Whether a transaction is running the owner's `update` body, on the writer.
+    /// Whether what was last published (or the load's error, before anything was) is a failure: `lastError` is not
+    /// `nil`, as far as persistence made it so.
+    private var showsFailure: Bool
+    /// Publications allowed by ``mayPublish(outcome:isCheckFailure:isFailure:)`` or ``mayWithdraw(through:)`` whose
+    /// value `lastError` may not hold yet: until they end, a success cannot be claimed without publishing it.
+    private var publishing = 0
+    /// The outcome of the writer's last write (a turn that found nothing to write is not one): a flush that finds
+    /// nothing to write publishes it, if nothing published it yet (see ``flushes()``).
+    private var lastWrite: PersistenceOutcome?
+    /// Whether a try of a transaction is running the owner's `update` body, on the writer.
     private(set) var inTransaction = false
+    /// The number of the outcome of the transaction's try running (or last run) the owner's `update` body.
+    private var transactionNumber: UInt64 = 0
     /// Whether a check for an outside change is queued on the writer and has not started yet.
     private var checkQueued = false
     /// How many checks in a row found the owner's lock held.
@@ -60,10 +77,12 @@ struct PersistenceMachine<Value: Sendable> {
     /// aside: no write may replace it until a copy is kept, or the key holds something else.
     private(set) var unkeptOutsideData: StorageError?
 
-    init(initial: Value, policy: WritePolicy, canWrite: Bool) {
+    /// - Parameter showsFailure: Whether `lastError` starts with the load's error.
+    init(initial: Value, policy: WritePolicy, canWrite: Bool, showsFailure: Bool = false) {
         self.latest = Snapshot(value: initial, count: 0)
         self.policy = policy
         self.canWrite = canWrite
+        self.showsFailure = showsFailure
     }
 
     func hasPendingChange(ownerCount count: UInt64) -> Bool {
@@ -114,10 +133,21 @@ struct PersistenceMachine<Value: Sendable> {
         return .write(latest, number: lastOutcomeNumber)
     }
 
-    /// Whether the key's data, whose fingerprint is `now`, is other than what this process last read or wrote (when
-    /// it knows what that was): another process stored it since.
-    func isUnseen(_ now: StorageFingerprint) -> Bool {
-        knownFingerprint.map { $0 != now } ?? false
+    /// A flush's turn on the writer: what to write, and, when nothing is pending, the last write's outcome if it may
+    /// not be published yet (the flush publishes it before it returns, so that `lastError` tells how the last write
+    /// went, whoever made it).
+    mutating func flushes() -> (write: Write, unpublished: PersistenceOutcome?) {
+        let write = nextWrite()
+        guard case .nothing = write, let lastWrite, publishing > 0 || lastWrite.number > publishedOutcomeNumber else {
+            return (write, nil)
+        }
+        return (write, lastWrite)
+    }
+
+    /// Whether the key's data, whose fingerprint is `now`, is other than what this process last read or wrote
+    /// (`known`, when it knows what that was): another process stored it since.
+    static func isUnseen(_ now: StorageFingerprint, known: StorageFingerprint?) -> Bool {
+        known.map { $0 != now } ?? false
     }
 
     /// A write found data another process stored that could be neither used nor kept aside, for the reason `error`
@@ -137,19 +167,52 @@ struct PersistenceMachine<Value: Sendable> {
         markSaved(snapshot.count)
     }
 
+    /// The writer's write ended with `outcome` (of a write it was given: `.written` or `.failed`); after a success,
+    /// ``wrote(_:fingerprint:)`` was called first, under the same lock. Returns whether to publish the outcome (see
+    /// ``claimsQuietly(_:)``).
+    mutating func writeEnded(_ outcome: PersistenceOutcome) -> Bool {
+        lastWrite = outcome
+        return !claimsQuietly(outcome)
+    }
+
+    // MARK: Publishing outcomes
+
     /// Whether the outcome numbered `number` may be published: no later outcome was, and, for a check's failure,
-    /// no later check withdrew it.
-    mutating func mayPublish(outcome number: UInt64, isCheckFailure: Bool = false) -> Bool {
+    /// no later check withdrew it. `isFailure`: the outcome is a failure (a check's always is). Once this says yes,
+    /// the publication is under way until ``publicationEnded()``.
+    mutating func mayPublish(outcome number: UInt64, isCheckFailure: Bool = false, isFailure: Bool = false) -> Bool {
         guard number > publishedOutcomeNumber, !isCheckFailure || number > checkFailuresWithdrawnThrough else {
             return false
         }
         publishedOutcomeNumber = number
         publishedIsCheckFailure = isCheckFailure
+        showsFailure = isFailure || isCheckFailure
+        publishing += 1
+        return true
+    }
+
+    /// A publication that ``mayPublish(outcome:isCheckFailure:isFailure:)`` or ``mayWithdraw(through:)`` allowed
+    /// is over: `lastError` holds its value.
+    mutating func publicationEnded() {
+        publishing -= 1
+    }
+
+    /// Claims a success without publishing it, when publishing it would change nothing: no failure shows, and none
+    /// is on its way to showing (a publication under way may be one). A failure numbered before it, published
+    /// later, is then refused as it would be after the success was published. Returns whether it claimed (or
+    /// needs nothing: a later outcome was published already); `false` means: publish it.
+    mutating func claimsQuietly(_ outcome: PersistenceOutcome) -> Bool {
+        guard case .written(let number) = outcome, !showsFailure, publishing == 0 else { return false }
+        if number > publishedOutcomeNumber {
+            publishedOutcomeNumber = number
+            publishedIsCheckFailure = false
+        }
         return true
     }
 
     /// The check numbered `number` read the key: the check failures before it no longer hold, whatever order their
-    /// reports arrive in. Returns whether the outcome published is one of them, to clear.
+    /// reports arrive in. Returns whether the outcome published is one of them, to clear; the clearing is then under
+    /// way until ``publicationEnded()``.
     ///
     /// It does not claim `number` as published: it says nothing about a write, and a write's failure published
     /// after it (an older write's, late) must still show.
@@ -157,16 +220,29 @@ struct PersistenceMachine<Value: Sendable> {
         checkFailuresWithdrawnThrough = max(checkFailuresWithdrawnThrough, number)
         guard publishedIsCheckFailure, publishedOutcomeNumber < number else { return false }
         publishedIsCheckFailure = false
+        showsFailure = false
+        publishing += 1
         return true
     }
 
     // MARK: Transactions
 
-    /// An update's transactions start; returns the number of their outcome.
+    /// A try of an update's transaction runs the owner's `update` body, on the writer, under the owner's lock (see
+    /// ``transactionTryStarts(ownerCount:)``): returns the number of its outcome, should it commit.
+    @discardableResult
     mutating func beginTransaction() -> UInt64 {
         inTransaction = true
         lastOutcomeNumber += 1
-        return lastOutcomeNumber
+        transactionNumber = lastOutcomeNumber
+        return transactionNumber
+    }
+
+    /// A try of an update's transaction runs the owner's `update` body now, on the writer, under the owner's lock,
+    /// whose change count is `count`: returns whether a local change is pending (the body then starts from the value
+    /// in memory, which is newer than the stored one).
+    mutating func transactionTryStarts(ownerCount count: UInt64) -> Bool {
+        beginTransaction()
+        return hasPendingChange(ownerCount: count)
     }
 
     /// How many transactions one update runs at most.
@@ -180,26 +256,39 @@ struct PersistenceMachine<Value: Sendable> {
         return .milliseconds(5 << (attempts - 1))
     }
 
+    /// A try of the update's transaction failed, and runs again after a backoff: the writer is let go meanwhile,
+    /// and runs no update body.
+    mutating func transactionTryFailed() {
+        inTransaction = false
+    }
+
     /// The update's transaction committed, and the storage holds what `fingerprint` says. `adopted` is the owner's
     /// snapshot of the stored value, `nil` if a change the owner made meanwhile superseded it: that change is
-    /// pending, and written over it.
-    mutating func transactionCommitted(adopted: Snapshot?, fingerprint: StorageFingerprint) {
+    /// pending, and written over it. Returns the number of the update's outcome: its try's.
+    @discardableResult
+    mutating func transactionCommitted(adopted: Snapshot?, fingerprint: StorageFingerprint) -> UInt64 {
         inTransaction = false
         knownFingerprint = fingerprint
         if let adopted {
             record(adopted)
             markSaved(adopted.count)
         }
+        return transactionNumber
     }
 
     /// Every transaction of the update failed: the owner did not change. If the last one's outcome is unknown, its
     /// commit may have landed: the next check reads the key again, whatever it holds. `unkept` says why the key
     /// holds data another process stored that the transaction could neither use nor keep aside: then no write may
-    /// replace it either (see ``Write/keepAsideFirst(_:number:)``), as after a check that found it.
-    mutating func transactionFailed(outcomeUnknown: Bool, unkept: StorageError? = nil) {
+    /// replace it either (see ``Write/keepAsideFirst(_:number:)``), as after a check that found it. Returns the
+    /// number of the update's outcome, taken now: the last try may have failed before its body ran, and outcomes
+    /// numbered during the backoffs came before this one.
+    @discardableResult
+    mutating func transactionFailed(outcomeUnknown: Bool, unkept: StorageError? = nil) -> UInt64 {
         inTransaction = false
         if outcomeUnknown { knownFingerprint = nil }
         if let unkept { unkeptOutsideData = unkept }
+        lastOutcomeNumber += 1
+        return lastOutcomeNumber
     }
 
     // MARK: Outside changes
@@ -306,5 +395,24 @@ struct PersistenceMachine<Value: Sendable> {
     /// an older one would never be read.
     mutating func refused(_ fingerprint: StorageFingerprint) {
         if knownFingerprint == fingerprint { knownFingerprint = nil }
+    }
+}
+
+/// What a write attempt, a transaction or a check did; `number` orders the outcomes.
+enum PersistenceOutcome: Sendable {
+    case nothingToWrite
+    case written(number: UInt64)
+    case failed(StorageError, number: UInt64)
+    /// A check for an outside change failed.
+    case checkFailed(StorageError, number: UInt64)
+    /// A check read the key: the failures checks reported before it no longer hold.
+    case withdrawn(number: UInt64)
+
+    /// The outcome's number; `0` for ``nothingToWrite``, which is never published.
+    var number: UInt64 {
+        switch self {
+        case .nothingToWrite: 0
+        case .written(let number), .failed(_, let number), .checkFailed(_, let number), .withdrawn(let number): number
+        }
     }
 }

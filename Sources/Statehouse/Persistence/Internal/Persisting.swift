@@ -15,16 +15,17 @@ protocol Persisting<Value>: AnyObject, Sendable {
     func changed(_ value: Value, count: UInt64)
     /// The owner took `value`, read from storage, as its change number `count`: it is saved already.
     func tookStoredValue(_ value: Value, count: UInt64)
-    /// Whether the owner, whose change count is `count`, has a change the storage does not have yet. Called under
-    /// the owner's lock, so that the answer and the change the owner then makes are one step.
-    func hasPendingChange(ownerCount count: UInt64) -> Bool
+    /// A try of ``updateInTransaction(_:adopt:)`` runs the owner's update body now: returns whether the owner, whose
+    /// change count is `count`, has a change the storage does not have yet (the body then starts from the value in
+    /// memory). Called under the owner's lock, so that the answer and the body's start are one step.
+    func transactionTryStarts(ownerCount count: UInt64) -> Bool
     /// Runs one update of the owner as a transaction of the storage, run again while it fails for a reason that may
-    /// pass (a few times, with a short backoff). `attempt` runs inside each transaction with the stored value (`nil`
-    /// if nothing decodable is stored) and returns the value to store, without changing the owner: a transaction
-    /// that fails then leaves nothing to undo, and nothing computed from data the storage no longer holds to write
-    /// later. Once one commits, `adopt` makes the stored value the owner's and returns its snapshot, or `nil` if the
-    /// owner changed since that attempt (its change is newer, and is written over the stored value). If every try
-    /// fails, the failure is reported and the owner is left as it was.
+    /// pass (a few times, with a short backoff, during which the key's other writes go on). `attempt` runs inside
+    /// each transaction with the stored value (`nil` if nothing decodable is stored) and returns the value to store,
+    /// without changing the owner: a transaction that fails then leaves nothing to undo, and nothing computed from
+    /// data the storage no longer holds to write later. Once one commits, `adopt` makes the stored value the owner's
+    /// and returns its snapshot, or `nil` if the owner changed since that attempt (its change is newer, and is
+    /// written over the stored value). If every try fails, the failure is reported and the owner is left as it was.
     func updateInTransaction(_ attempt: (_ stored: Value?) -> Value, adopt: () -> PersistedSnapshot<Value>?)
     /// Writes unsaved changes now.
     func flush() throws(StorageError)

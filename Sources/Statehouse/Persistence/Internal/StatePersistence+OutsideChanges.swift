@@ -74,7 +74,7 @@ extension StatePersistence {
         // The check never holds the owner across the storage's reads, and a container's count is read without it
         // (see `PersistenceOwner.changeCountReader()`): an owner whose last reference goes meanwhile ends on the
         // thread that let it go, which writes what is pending and frees the key before it goes on, instead of here
-        // once the check is over (a new container of the key was reported a duplicate).
+        // once the check is over (where a new container of the key, made meanwhile, would be reported a duplicate).
         guard let changeDetecting, let readChangeCount = following.withLock({ $0?.readChangeCount }) else { return }
         let count: UInt64
         switch readChangeCount() {

@@ -1,19 +1,81 @@
 import Dispatch
 import Foundation
 
+// Locks and threads of persistence, in one place.
+//
+// What is locked, outermost first:
+//
+// - The owner's lock: a container's state lock (its `ContainerLink`), or a store's `core`.
+// - The writer: a serial queue per key, which does all of the key's I/O. A caller in `writer.sync` waits for it as
+//   for a lock, so it counts as one here.
+// - The storage's own locks, and a transaction of a `TransactionalStorage` (which locks the key, or the database).
+// - `lastError`'s lock: the state lock of the container that publishes outcomes.
+// - `machine`: the lock around `PersistenceMachine`, the persistence lock.
+// - `following`, `PendingWrites`' table, the watches' tables: leaves, like `machine`.
+//
+// Which may be held while taking which (an arrow: "may wait for, while holding"); nothing else is:
+//
+//     owner's lock  -> machine        the start of a transaction's try (`transactionTryStarts`, under the owner's
+//                                     lock so that "is a change pending" and the body's start are one step), and a
+//                                     value taken from storage (`tookStoredValue`, so that its count and "saved"
+//                                     are one step)
+//     owner's lock  -> writer         `flush()` or an exit inside an `update` body or a reducer, on a storage that
+//                                     is not transactional (there the writer never waits for the owner's lock)
+//     writer        -> storage        every read, write, check and transaction of the key
+//     storage       -> owner's lock   inside a transaction only, on the writer: the update body and its adoption.
+//                                     On a transactional storage the owner's lock is never held while waiting for
+//                                     the writer: a flush inside the body runs on the writer and returns at once,
+//                                     an exit there writes nothing. Checks only try the owner's lock
+//                                     (`withLockIfAvailable`) and ask again later if it is held.
+//     writer        -> machine, following, lastError's lock (read only, when a write is refused)
+//     applier       -> owner's lock   handing over a value another process stored (then -> machine, as above)
+//     lastError's lock -> machine     `report(_:)`: whether an outcome may be published is decided under the lock
+//                                     that publishes it, so that a late failure never replaces a later success
+//
+// Never held while waiting: the machine and the other leaves (what they hold is copied out, and called or let go
+// after: a snapshot may hold the last reference to a token whose cancellation takes the owner's lock). Never waited
+// for on the writer: `lastError`'s listeners (outcomes are published off the writer, since a listener may flush),
+// the applier (only `async`), a sleep (a transaction's backoff lets the writer go; see `updateInTransaction`).
+//
+// The persistence lock, on the write path, and why each acquisition is needed:
+//
+// - Coalesced write, from `modify` to the bookkeeping after the storage's save: 3 per window in the steady state.
+//   1. Caller, `changed`: records the snapshot and decides whether to schedule a write (one per change; the first
+//      of a burst schedules). It is the only one a change pays.
+//   2. Writer, the window due: takes the latest snapshot and ends the schedule in one step (a change after it
+//      schedules again), with the fingerprint this process last read or wrote. Only the writer changes that
+//      fingerprint, so the look for data another process stored since needs no acquisition of its own.
+//   3. Writer, after the save: the count saved (`update`'s tries and the checks read it), the last write's outcome
+//      (`flush()` publishes it) and whether to publish this one. A success when no failure shows is claimed there
+//      and not published: no hop to another thread, no `lastError` lock.
+//   Publishing (a failure, or the success that clears one) adds 2, off the writer under `lastError`'s lock: whether
+//   it may (`mayPublish`), and its end (`publicationEnded`), until which no success is claimed without publishing.
+// - Write-through: the same 3, on the caller's thread (`writer.sync`).
+// - `flush()`: 2 when it writes; 1 when nothing is pending (that decision, and whether the last write's outcome is
+//   published yet).
+// - `update` on a `TransactionalStorage`: 1 per try (whether a change is pending, and marking the body as running
+//   inside the transaction), 1 at the end (commit or failure, numbered), and 1 per try that fails and runs again
+//   (the writer is let go for the backoff, so the body no longer runs inside a transaction). One try: 2.
+//
+// Threads a coalesced write crosses: the caller's, the clock's task (the window), the writer; a publication adds a
+// global-queue thread.
+
 /// Writes a container's value (or a store's state) to its storage, as its ``WritePolicy`` says, follows changes
 /// others make, and reports failures. The decisions are ``PersistenceMachine``'s; this class holds it under a lock,
-/// does the I/O on a serial *writer* queue, and keeps time with an injected clock.
+/// does the I/O on a serial *writer* queue, and keeps time with an injected clock. Its locks, their order and what
+/// each write costs are described at the top of this file.
 ///
 /// The writer encodes the snapshot current *when it writes*, so a burst of changes costs one encoding and one
-/// write; it never takes the owner's lock, so a flush at exit works even while this thread is inside a reducer or
-/// an `update` body. A write that fails leaves the change pending: the next change, `flush()`, deallocation or exit
-/// tries again.
+/// write; it never waits for the owner's lock outside a transaction, so a flush at exit works even while this thread
+/// is inside a reducer or an `update` body. A write that fails leaves the change pending: the next change,
+/// `flush()`, deallocation or exit tries again.
 ///
 /// Outcomes are published through `lastError` off the writer queue (its listeners run synchronously and may flush,
 /// which waits for the writer).
 final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlushing {
     typealias Snapshot = PersistedSnapshot<Value>
+    typealias Machine = PersistenceMachine<Value>
+    typealias Outcome = PersistenceOutcome
 
     let key: String
     let lastError: StateContainer<StorageError?>
@@ -33,12 +95,6 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// Hands outside values to the owner in order, off `writer` (its listeners may flush).
     let applier: DispatchQueue
     let following = Locked<Following?>(nil)
-    /// The outcome of the writer's last write (a call that found nothing to write is not one). `flush()` publishes
-    /// it before it returns, so that ``lastError`` then tells how the last write went, whoever made it: a window's
-    /// is reported later, off the writer queue; ``flushAtExit()``'s (`StatehouseLifecycle.flushPendingWrites()`)
-    /// never; another flush's, running at the same moment, perhaps not yet. (Publishing one again is harmless: an
-    /// outcome's number is published once.)
-    private let lastWriteOutcome = Locked<Outcome?>(nil)
 
     /// The owner whose outside changes are followed, and what looks for them.
     struct Following: Sendable {
@@ -67,7 +123,9 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         let loaded = LoadedValue(key: key, storage: storage, default: defaultValue, codec: codec)
         let persistence = StatePersistence(
             key: key, storage: storage, codec: codec, clock: clock, externalChanges: externalChanges,
-            machine: PersistenceMachine(initial: loaded.value, policy: writes, canWrite: loaded.canWrite),
+            machine: PersistenceMachine(
+                initial: loaded.value, policy: writes, canWrite: loaded.canWrite, showsFailure: loaded.error != nil
+            ),
             error: loaded.error
         )
         return (loaded.value, persistence)
@@ -104,10 +162,6 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         startFollowing(owner)
     }
 
-    func hasPendingChange(ownerCount count: UInt64) -> Bool {
-        machine.withLock { $0.hasPendingChange(ownerCount: count) }
-    }
-
     // MARK: Changes
 
     func changed(_ value: Value, count: UInt64) {
@@ -118,14 +172,15 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         case .nothing:
             break
         case .writeNow:
-            report(writer.sync { write(machine.withLock { $0.nextWrite() }) })
+            let (outcome, publish) = writer.sync { write { $0.nextWrite() } }
+            if publish { report(outcome) }
         case .schedule(let window):
             Task.detached { [weak self, clock] in
                 try? await clock.sleep(for: window)
                 guard let self else { return }
                 writer.async {
-                    let outcome = self.write(self.machine.withLock { $0.scheduledWriteIsDue() })
-                    DispatchQueue.global().async { self.report(outcome) }
+                    let (outcome, publish) = self.write { $0.scheduledWriteIsDue() }
+                    if publish { DispatchQueue.global().async { self.report(outcome) } }
                 }
             }
         }
@@ -142,8 +197,7 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     ///
     /// The snapshot may hold the last reference to the value, and the value the last reference to a token of the
     /// container: its cancellation may wait for a listener's call in progress, and that call may be changing the
-    /// container, which takes this lock (a plain `update` on a persisted container hung so; found in session 18's
-    /// review).
+    /// container, which takes this lock: letting it go under the lock could deadlock.
     private func recordingOutsideTheLock<Result>(
         _ machine: inout PersistenceMachine<Value>, _ record: (inout PersistenceMachine<Value>) -> Result
     ) -> (Result, Snapshot) {
@@ -153,53 +207,53 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
 
     // MARK: Writes
 
-    /// What a write attempt or a check did; `number` orders the outcomes.
-    enum Outcome: Sendable {
-        case nothingToWrite
-        case written(number: UInt64)
-        case failed(StorageError, number: UInt64)
-        /// A check for an outside change failed.
-        case checkFailed(StorageError, number: UInt64)
-        /// A check read the key: the failures checks reported before it no longer hold.
-        case withdrawn(number: UInt64)
+    /// Runs on `writer`: takes the machine's decision with `decide`, and carries it out. Returns the outcome, and
+    /// whether to publish it, which is never done here (see ``report(_:)``).
+    private func write(_ decide: (inout Machine) -> Machine.Write) -> (outcome: Outcome, publish: Bool) {
+        let (decision, known) = machine.withLock { machine in (decide(&machine), machine.knownFingerprint) }
+        return attempt(decision, known: known)
     }
 
-    /// Runs on `writer`; publishes nothing itself (see ``report(_:)``), but keeps the outcome for ``flush()``.
-    private func write(_ decision: PersistenceMachine<Value>.Write) -> Outcome {
-        let outcome = attempt(decision)
-        if case .nothingToWrite = outcome { return outcome }
-        lastWriteOutcome.withLock { $0 = outcome }
-        return outcome
-    }
-
-    private func attempt(_ decision: PersistenceMachine<Value>.Write) -> Outcome {
+    /// Runs on `writer`: carries out `decision`, taken when this process had last read or written what `known`
+    /// says (only the writer changes that, so it still holds).
+    private func attempt(_ decision: Machine.Write, known: StorageFingerprint?) -> (outcome: Outcome, publish: Bool) {
         switch decision {
         case .nothing:
-            return .nothingToWrite
+            return (.nothingToWrite, false)
         case .refuse(let number):
-            return .failed(lastError.value ?? StorageError(
+            return ended(.failed(lastError.value ?? StorageError(
                 .io, key: key, operation: .save,
                 message: "Not writing \(String(reflecting: key)): its stored data could not be read."
-            ), number: number)
+            ), number: number))
         case .keepAsideFirst(let snapshot, let number):
-            if let held = keepUnkeptOutsideDataAside() { return .failed(held, number: number) }
+            if let held = keepUnkeptOutsideDataAside() { return ended(.failed(held, number: number)) }
             machine.withLock { $0.outsideDataIsSafe() }
             return store(snapshot, number: number)
         case .write(let snapshot, let number):
-            if let held = keepUnseenOutsideDataAside() { return .failed(held, number: number) }
+            if let held = keepUnseenOutsideDataAside(known: known) { return ended(.failed(held, number: number)) }
             return store(snapshot, number: number)
         }
     }
 
     /// Runs on `writer`: writes `snapshot`, whose outcome is numbered `number`.
-    private func store(_ snapshot: Snapshot, number: UInt64) -> Outcome {
+    private func store(_ snapshot: Snapshot, number: UInt64) -> (outcome: Outcome, publish: Bool) {
+        let written: StorageFingerprint?
         do {
-            let written = try store(try encoded(snapshot.value))
-            machine.withLock { $0.wrote(snapshot, fingerprint: written) }
-            return .written(number: number)
+            written = try store(try encoded(snapshot.value))
         } catch {
-            return .failed(error, number: number)
+            return ended(.failed(error, number: number))
         }
+        let outcome = Outcome.written(number: number)
+        let publish = machine.withLock { machine in
+            machine.wrote(snapshot, fingerprint: written)
+            return machine.writeEnded(outcome)
+        }
+        return (outcome, publish)
+    }
+
+    /// Runs on `writer`: a write that stored nothing ended with `outcome`.
+    private func ended(_ outcome: Outcome) -> (outcome: Outcome, publish: Bool) {
+        (outcome, machine.withLock { $0.writeEnded(outcome) })
     }
 
     /// Saves `data` (`nil`: removes the key); returns the fingerprint of exactly this write if the storage can tell.
@@ -244,13 +298,22 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
 
     /// Writes unsaved changes now; throws the failure. Inside an `update` body on a transactional storage it does
     /// nothing: the storage is inside that update's transaction, which stores the latest value when the body ends.
+    ///
+    /// Once it returns, ``lastError`` tells how the writer's last write went, whoever made it: a window's is
+    /// published later, off the writer queue; ``flushAtExit()``'s (`StatehouseLifecycle.flushPendingWrites()`)
+    /// never; another flush's, running at the same moment, perhaps not yet. So a flush that finds nothing to write
+    /// publishes the last write's outcome, unless it is published already.
     func flush() throws(StorageError) {
         guard !isOnWriter else { return }
-        let (outcome, lastWrite) = writer.sync {
-            let outcome = write(machine.withLock { $0.nextWrite() })
-            return (outcome, lastWriteOutcome.withLock { $0 })
+        let (outcome, toPublish) = writer.sync { () -> (Outcome, Outcome?) in
+            let (turn, known) = machine.withLock { machine in (machine.flushes(), machine.knownFingerprint) }
+            guard case .nothing = turn.write else {
+                let (outcome, publish) = attempt(turn.write, known: known)
+                return (outcome, publish ? outcome : nil)
+            }
+            return (.nothingToWrite, turn.unpublished)
         }
-        if let lastWrite { report(lastWrite) }
+        if let toPublish { report(toPublish) }
         if case .failed(let error, _) = outcome { throw error }
     }
 
@@ -264,13 +327,18 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// may go away on the writer itself (the outside-change check holds it for a moment): then the write happens
     /// right there. An exit inside an `update` body on a transactional storage writes nothing: the storage is inside
     /// that update's transaction, which cannot be re-entered, and the update never completes.
+    ///
+    /// It publishes nothing: its outcome is the last write's, which the next `flush()` publishes.
     func flushAtExit() {
         let outcome: Outcome
         if isOnWriter {
-            guard !machine.withLock({ $0.inTransaction }) else { return }
-            outcome = write(machine.withLock { $0.nextWrite() })
+            let turn = machine.withLock { machine in
+                machine.inTransaction ? nil : (machine.nextWrite(), machine.knownFingerprint)
+            }
+            guard let (decision, known) = turn else { return }
+            outcome = attempt(decision, known: known).outcome
         } else {
-            outcome = writer.sync { write(machine.withLock { $0.nextWrite() }) }
+            outcome = writer.sync { write { $0.nextWrite() }.outcome }
         }
         if case .failed(let error, _) = outcome {
             StatehouseDiagnostics.report(.lostWrite(error))
@@ -279,26 +347,51 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
 
     /// Publishes an outcome through `lastError`, unless a later outcome was published already. Never called on
     /// `writer`.
+    ///
+    /// Whether it may is asked under `lastError`'s lock, which publishes it: two outcomes published at once end in
+    /// number order. The publication is under way until `lastError` holds its value and its listeners were called;
+    /// until then no success is claimed without being published (see ``PersistenceMachine/claimsQuietly(_:)``).
     func report(_ outcome: Outcome) {
-        let isLatest = { (number: UInt64, isCheckFailure: Bool) in
-            self.machine.withLock { $0.mayPublish(outcome: number, isCheckFailure: isCheckFailure) }
+        var allowed = false
+        func mayPublish(isCheckFailure: Bool, isFailure: Bool) -> Bool {
+            allowed = machine.withLock {
+                $0.mayPublish(outcome: outcome.number, isCheckFailure: isCheckFailure, isFailure: isFailure)
+            }
+            return allowed
         }
         switch outcome {
         case .nothingToWrite:
             return
-        case .written(let number):
-            lastError.modify(nil) { current in isLatest(number, false) && current != nil }
-        case .failed(let error, let number):
-            lastError.modify(error) { current in isLatest(number, false) && current != error }
-        case .checkFailed(let error, let number):
-            lastError.modify(error) { current in isLatest(number, true) && current != error }
+        case .written:
+            lastError.modify(nil) { current in mayPublish(isCheckFailure: false, isFailure: false) && current != nil }
+        case .failed(let error, _):
+            lastError.modify(error) { current in mayPublish(isCheckFailure: false, isFailure: true) && current != error }
+        case .checkFailed(let error, _):
+            lastError.modify(error) { current in mayPublish(isCheckFailure: true, isFailure: true) && current != error }
         case .withdrawn(let number):
             // Asked whatever is published: a failure withdrawn before it is published must never be.
-            lastError.modify(nil) { current in machine.withLock { $0.mayWithdraw(through: number) } && current != nil }
+            lastError.modify(nil) { current in
+                allowed = machine.withLock { $0.mayWithdraw(through: number) }
+                return allowed && current != nil
+            }
         }
+        if allowed { machine.withLock { $0.publicationEnded() } }
     }
 
     // MARK: Transactions
+
+    /// A try of ``updateInTransaction(_:adopt:)`` runs the owner's update body now; called under the owner's lock.
+    func transactionTryStarts(ownerCount count: UInt64) -> Bool {
+        machine.withLock { $0.transactionTryStarts(ownerCount: count) }
+    }
+
+    /// What one try of an update's transaction came to.
+    private enum TransactionTry {
+        /// It failed in a way that may pass: run it again after `delay`.
+        case again(after: Duration)
+        /// The update is over: publish `outcome` if `publish`, then `keptAside`, if there is one.
+        case over(Outcome, publish: Bool, keptAside: Outcome?)
+    }
 
     /// Runs an update of the owner as a transaction of a ``TransactionalStorage``, run again while it fails for a
     /// reason that may pass (see ``PersistenceMachine/retryDelay(afterFailedAttempts:error:outcomeUnknown:)``).
@@ -306,45 +399,62 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// `attempt` runs on the writer, while the storage is locked, with the stored value (`nil` if nothing decodable
     /// is stored), and returns the value to store; the owner is changed only by `adopt`, once that value is stored,
     /// so a failed transaction leaves nothing behind: no value made from data the storage no longer holds is ever
-    /// written later with a plain save. The tries, and the backoff between them, all happen on the writer: no other
-    /// write or check of this key runs in between.
+    /// written later with a plain save.
+    ///
+    /// Each try runs on the writer; the backoff between two tries does not. The caller waits for its update anyway,
+    /// so it sleeps on its own thread, holding no lock and not the writer: flushes, writes and checks of the key go
+    /// on meanwhile, and the next try starts from what they left (a change made meanwhile is pending, and the body
+    /// starts from it; once written or replaced by a stored value, the body starts from the stored one). The backoff
+    /// is real time, not the injected clock: waking this thread from a task sleeping on the clock would need a free
+    /// thread of the task pool, and callers blocked in `update` may be holding all of them.
     func updateInTransaction(_ attempt: (_ stored: Value?) -> Value, adopt: () -> Snapshot?) {
         guard let transactional else { return }
         var keptAside: (data: Data, error: StorageError)?
         var unkept: StorageError?
-        let outcome: Outcome = writer.sync {
-            let number = machine.withLock { $0.beginTransaction() }
-            var failures = 0
-            while true {
+        var failures = 0
+        while true {
+            let tried: TransactionTry = writer.sync {
                 do {
                     let fingerprint = try transactWritingOverOnlyKeptData(
                         transactional, keptAside: &keptAside, unkept: &unkept
                     ) { try encoded(attempt($0)) }
                     let adopted = adopt()
-                    _ = machine.withLock { machine in
-                        recordingOutsideTheLock(&machine) {
-                            $0.transactionCommitted(adopted: adopted, fingerprint: fingerprint)
+                    let kept = keptAside?.error
+                    let (over, _) = machine.withLock { machine in
+                        recordingOutsideTheLock(&machine) { machine -> TransactionTry in
+                            let outcome = Outcome.written(
+                                number: machine.transactionCommitted(adopted: adopted, fingerprint: fingerprint)
+                            )
+                            let publish = !machine.claimsQuietly(outcome)
+                            // Numbered after the update's outcome: bytes kept aside stay reported after its success.
+                            return .over(outcome, publish: publish, keptAside: kept.map {
+                                .checkFailed($0, number: machine.checkFailed($0))
+                            })
                         }
                     }
-                    return .written(number: number)
+                    return over
                 } catch {
                     failures += 1
                     let failure = storageError(error, operation: .transact)
                     let unknown = transactional.outcomeIsUnknown(after: failure)
-                    guard let delay = PersistenceMachine<Value>.retryDelay(
+                    if let delay = Machine.retryDelay(
                         afterFailedAttempts: failures, error: failure, outcomeUnknown: unknown
-                    ) else {
-                        machine.withLock { $0.transactionFailed(outcomeUnknown: unknown, unkept: unkept) }
-                        return .failed(failure, number: number)
+                    ) {
+                        machine.withLock { $0.transactionTryFailed() }
+                        return .again(after: delay)
                     }
-                    // On the caller's thread, which waits for its update anyway (as it waits for the storage).
-                    Thread.sleep(forTimeInterval: delay / .seconds(1))
+                    let number = machine.withLock { $0.transactionFailed(outcomeUnknown: unknown, unkept: unkept) }
+                    return .over(.failed(failure, number: number), publish: true, keptAside: nil)
                 }
             }
-        }
-        report(outcome)
-        if case .written = outcome, let kept = keptAside?.error {
-            report(.checkFailed(kept, number: machine.withLock { $0.checkFailed(kept) }))
+            switch tried {
+            case .again(let delay):
+                Thread.sleep(forTimeInterval: delay / .seconds(1))
+            case .over(let outcome, let publish, let keptAside):
+                if publish { report(outcome) }
+                if let keptAside { report(keptAside) }
+                return
+            }
         }
     }
 
