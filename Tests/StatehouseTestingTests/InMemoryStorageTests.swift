@@ -159,6 +159,28 @@ struct InMemoryStorageTests {
         #expect(try JSONDecoder().decode(Int.self, from: #require(storage.contents(of: key))) == 7)
     }
 
+    @Test func itsViewsShareItsDataAndFaultsAndOfferOnlyWhatTheySay() async throws {
+        let storage = InMemoryStorage()
+        let polled = storage.withoutNotifications
+        let plain = storage.plain
+        #expect(!(polled as Any is any ChangeNotifyingStorage))
+        #expect(!(plain as Any is any ChangeDetectingStorage))
+        try plain.save(Data([1]), key: "k")
+        #expect(try polled.load(key: "k") == Data([1]))
+        storage.inject(.fail(), into: .load)
+        #expect(throws: StorageError.self) { try plain.load(key: "k") }
+        #expect(storage.callCount(of: .save) == 1 && storage.callCount(of: .load) == 2)
+
+        // A container on the view without notifications follows an outside change by polling.
+        let key = "polled.\(UUID().uuidString)"
+        let container = StateContainer(
+            0, key: key, storage: polled, externalChanges: .poll(every: .milliseconds(1))
+        )
+        storage.changeOutside(key: key, to: try JSONEncoder().encode(3))
+        #expect(await eventually { container.value == 3 })
+        #expect(storage.watcherCount(of: key) == 0)
+    }
+
     @Test func faultsFromManyThreadsAreEachMetOnce() async {
         let storage = InMemoryStorage()
         storage.inject(.fail(), into: .save, .times(500))

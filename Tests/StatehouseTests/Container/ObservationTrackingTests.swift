@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Observation
 import Synchronization
+import StatehouseTesting
 import Testing
 @testable import Statehouse
 import StatehouseTestSupport
@@ -61,7 +62,7 @@ struct ObservationTrackingTests {
         },
         Path(description: "transactional update") { name in
             let c = StateContainer(
-                0, key: name, storage: AttackMemoryStorage(), codec: .json, writes: .writeThrough,
+                0, key: name, storage: InMemoryStorage().withoutNotifications, codec: .json, writes: .writeThrough,
                 externalChanges: .ignore
             )
             return ({ _ = c.value }, { c.update { $0 += 1 } })
@@ -118,7 +119,7 @@ struct ObservationTrackingTests {
             return ({ _ = scope.state }, { s.dispatch(-1); s.dispatch(7) })
         },
         Path(description: "persisted store takes an outside state") { name in
-            let storage = AttackMemoryStorage()
+            let storage = InMemoryStorage().withoutNotifications
             let s = Store(
                 initialState: Parent(), key: name, storage: storage, codec: .json, writes: .writeThrough,
                 externalChanges: .poll(every: .milliseconds(2)),
@@ -129,7 +130,7 @@ struct ObservationTrackingTests {
             })
         },
         Path(description: "persisted container takes an outside value") { name in
-            let storage = AttackMemoryStorage()
+            let storage = InMemoryStorage().withoutNotifications
             let c = StateContainer(
                 0, key: name, storage: storage, codec: .json, writes: .writeThrough,
                 externalChanges: .poll(every: .milliseconds(2))

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import StatehouseTesting
 import Testing
 @testable import Statehouse
 import StatehouseTestSupport
@@ -109,7 +110,7 @@ struct ReplacedValueReleaseTests {
     /// The same through the real path: a persisted container polling a transactional memory storage that "another
     /// process" writes to.
     @Test func aValueAnotherProcessStoredLetsTheReplacedValueGoBeforeTheChangeIsDelivered() async throws {
-        let storage = AttackMemoryStorage()
+        let storage = InMemoryStorage().withoutNotifications
         let key = uniqueKey("replacedValue.outside")
         let container = StateContainer(
             ScreenState(n: 0), key: key, storage: storage, writes: .writeThrough,
@@ -171,7 +172,7 @@ struct ReplacedValueReleaseTests {
         case "file": try run(FileStorage(directory: directory.url))
         case "userDefaults":
             try run(UserDefaultsStorage(suiteName: "statehouse.tests.\(directory.url.lastPathComponent)"))
-        default: try run(AttackMemoryStorage())
+        default: try run(InMemoryStorage().withoutNotifications)
         }
         #expect(heard.elements == [1, 103])
     }
@@ -180,7 +181,7 @@ struct ReplacedValueReleaseTests {
     /// change pending (the attempt then starts from the value in memory, which holds the token).
     @Test(arguments: [false, true])
     func transactionalUpdateLetsTheReplacedValueGoBeforeTheDelivery(pending: Bool) throws {
-        let storage = AttackMemoryStorage()
+        let storage = InMemoryStorage().withoutNotifications
         let container = StateContainer(
             ScreenState(n: 0), key: uniqueKey("replacedValue.transaction"), storage: storage,
             writes: .coalesced(window: .seconds(600)), externalChanges: .ignore

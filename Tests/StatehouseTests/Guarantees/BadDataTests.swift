@@ -14,7 +14,10 @@ struct BadDataTests {
     /// "nothing is written over it until one is": a plain write afterwards (modify, then flush) must refuse too.
     @Test(arguments: [WritePolicy.writeThrough, .coalesced])
     func aWriteAfterAnUpdateRefusedForUnkeptBytesDoesNotOverwriteThem(writes: WritePolicy) throws {
-        let storage = AsideRefusingStorage(refusesAside: true)
+        let memory = InMemoryStorage()
+        // No room for kept-aside bytes: a full disk, or a read-only place for them.
+        memory.inject(.fail(), into: .save, .always, keys: .keptAside)
+        let storage = memory.withoutNotifications
         let key = "badData.aside.tx.\(writes)"
         let count = StateContainer(
             0, key: key, storage: storage, codec: .json, writes: writes, externalChanges: .ignore,
@@ -39,7 +42,8 @@ struct BadDataTests {
     /// They are not a value this process could have read, and keeping them aside costs nothing here: they must not
     /// be lost.
     @Test func badBytesStoredDuringTheCoalescingWindowAreKeptAsideBeforeTheWrite() throws {
-        let storage = AsideRefusingStorage(refusesAside: false)
+        let memory = InMemoryStorage()
+        let storage = memory.withoutNotifications
         let key = "badData.aside.window"
         let clock = ManualClock()
         let count = StateContainer(
@@ -51,7 +55,7 @@ struct BadDataTests {
         try storage.save(garbage, key: key)  // another process
         try count.flush()
         #expect(try storage.load(key: key) == Data("1".utf8))
-        let kept = storage.keys().filter { $0.hasPrefix("\(key).undecodable.") }
+        let kept = memory.keys.filter { $0.hasPrefix("\(key).undecodable.") }
         #expect(kept.count == 1)
         #expect(try kept.first.flatMap { try storage.load(key: $0) } == garbage)
     }
@@ -60,7 +64,7 @@ struct BadDataTests {
     /// transaction does not take them for "nothing stored". It keeps them aside, reports them (without their
     /// content), then writes the update.
     @Test func anUpdateInATransactionKeepsBytesThatDoNotDecodeAsideBeforeWritingOverThem() throws {
-        let storage = AttackMemoryStorage()
+        let storage = InMemoryStorage().withoutNotifications
         let key = "transaction.undecodable"
         let count = StateContainer(
             0, key: key, storage: storage, codec: .json, writes: .writeThrough, externalChanges: .ignore,

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import StatehouseTesting
 import Testing
 @testable import Statehouse
 import StatehouseTestSupport
@@ -45,7 +46,7 @@ struct DurabilityTests {
     /// storage the update body runs inside `writer.sync`; the exit flush is `writer.sync` again: it must neither
     /// deadlock nor crash.
     @Test func flushPendingWritesInsideAnUpdateBodyOnATransactionalStorage() {
-        let container = StateContainer(0, key: "exitFlush.\(UUID().uuidString)", storage: MinimalTransactionalStorage())
+        let container = StateContainer(0, key: "exitFlush.\(UUID().uuidString)", storage: InMemoryStorage().withoutNotifications)
         container.modify(1)   // pending (coalesced)
         container.update { value in
             value += 1

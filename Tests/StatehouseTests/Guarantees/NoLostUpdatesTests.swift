@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import StatehouseTesting
 import Testing
 @testable import Statehouse
 import StatehouseTestSupport
@@ -37,7 +38,7 @@ struct NoLostUpdatesTests {
         // only be i or later. Thread 1 increments `a` with update, a transaction on this storage; it must start from
         // the value in memory whenever a local change is not stored yet. (Thread 0's modify carries an `a` read just
         // before, which may undo some of thread 1's increments: that is modify's meaning, so `a` is not checked.)
-        let storage = AttackMemoryStorage()
+        let storage = InMemoryStorage().withoutNotifications
         let key = "attack.transaction.\(writes == .writeThrough ? "writeThrough" : "coalesced")"
         let pair = StateContainer(SplitWriterPair(), key: key, storage: storage, writes: writes, externalChanges: .ignore)
         let seenB = Recorder<Int>()
@@ -74,7 +75,7 @@ struct NoLostUpdatesTests {
         // in memory, on disk after flush, and for the listener, which must never see the older outside value.
         let directory = TemporaryDirectory()
         let baseStorage: any ChangeDetectingStorage =
-            base == "file" ? FileStorage(directory: directory.url) : AttackMemoryStorage()
+            base == "file" ? FileStorage(directory: directory.url) : InMemoryStorage().withoutNotifications
         let storage = LoadHookStorage(baseStorage)
         let key = "attack.outside.container.\(base)"
         let count = StateContainer(
@@ -106,7 +107,7 @@ struct NoLostUpdatesTests {
     /// The same window for a persisted store: an outside state read before a local action never replaces that
     /// action's state.
     @Test func anOutsideStateReadBeforeALocalActionNeverReplacesIt() async throws {
-        let baseStorage = AttackMemoryStorage()
+        let baseStorage = InMemoryStorage().withoutNotifications
         let storage = LoadHookStorage(baseStorage)
         let key = "attack.outside.store"
         let store = Store(
@@ -136,7 +137,7 @@ struct NoLostUpdatesTests {
     /// Outside saves racing newer local changes, without a hook: memory and storage end on the last local value,
     /// and listeners never see a value older than one they saw.
     @Test func outsideSavesRacingNewerLocalChangesNeverWin() async throws {
-        let storage = AttackMemoryStorage()
+        let storage = InMemoryStorage().withoutNotifications
         let key = "attack.outside.race"
         let count = StateContainer(
             0, key: key, storage: storage, writes: .writeThrough, externalChanges: .poll(every: .milliseconds(1))

@@ -65,7 +65,7 @@ struct CodingErrorCauseTests {
 
     @Test func anOutsideValueThatDoesNotDecodeIsNotInTheCause() async throws {
         let hidden = secret()
-        let storage = AttackMemoryStorage()
+        let storage = InMemoryStorage().withoutNotifications
         let plan = StateContainer(
             Plan.free, key: "cause.outside", storage: storage, codec: .json, writes: .writeThrough,
             externalChanges: .poll(every: .milliseconds(5)), clock: ContinuousClock()

@@ -6,12 +6,12 @@ import Testing
 @testable import Statehouse
 
 /// A followed container whose last reference goes while a check of its storage is in progress: it ends at once, on
-/// the thread that let it go, and frees its key there. The check used to hold it across the storage's reads, so it
-/// ended later, on the writer, and a container of the same key made meanwhile was reported as a duplicate.
+/// the thread that let it go, and frees its key there. A check that held it across the storage's reads would end it
+/// later, on the writer, and a container of the same key made meanwhile would be reported as a duplicate.
 @Suite("A container let go during a check of its storage")
 struct ContainerEndsDuringCheckTests {
     @Test func endsWhenItsLastReferenceGoesAndFreesItsKeyForTheNextContainer() async throws {
-        let storage = NotifyingStorage(AttackMemoryStorage())
+        let storage = NotifyingStorage(InMemoryStorage().withoutNotifications)
         let key = "outside.endsDuringCheck.\(UUID().uuidString)"
         let follow = {
             StateContainer(

@@ -1,5 +1,6 @@
 // An `update` whose transaction fails after its body ran must never become a blind save of a value computed from
-// data the storage no longer holds (issue 15's lost increments): it runs again from what the storage now holds.
+// data the storage no longer holds (increments another writer made meanwhile would be lost): it runs again from what
+// the storage now holds.
 import Foundation
 import Testing
 @testable import Statehouse
@@ -8,21 +9,21 @@ import StatehouseTesting
 
 @Suite(.serialized) struct FailedTransactionTests {
     private func counter(
-        _ storage: FlakyTransactionalStorage, key: String, writes: WritePolicy = .writeThrough
+        _ storage: InMemoryStorage<ContinuousClock>, key: String, writes: WritePolicy = .writeThrough
     ) -> StateContainer<Int> {
         StateContainer(0, key: key, storage: storage, codec: .json, writes: writes, externalChanges: .ignore,
                        clock: ManualClock())
     }
 
     @Test func anUpdateWhoseTransactionFailsWhileAnotherWriterIncrementsLosesNeitherIncrement() throws {
-        let storage = FlakyTransactionalStorage()
+        let storage = InMemoryStorage()
         let key = "failed.tx.conflict"
         try storage.save(Data("5".utf8), key: key)
         let count = counter(storage, key: key)
-        storage.inject(.conflict())
+        storage.inject(storage.conflict(on: key), into: .transact)
         let result = count.update { $0 += 1; return $0 }
         try count.flush()
-        #expect(storage.outsideIncrements == 1)
+        #expect(storage.faultCount(of: .transact) == 1)
         #expect(try storage.storedCount(key: key) == 7)
         #expect(count.value == 7)
         #expect(result == 7)
@@ -30,13 +31,13 @@ import StatehouseTesting
     }
 
     @Test func theResultReturnedIsTheOneOfTheAttemptThatWasStoredAndListenersHearOnlyIt() throws {
-        let storage = FlakyTransactionalStorage()
+        let storage = InMemoryStorage()
         let key = "failed.tx.result"
         let count = counter(storage, key: key)
         let heard = Recorder<Int>()
         let token = count.observe { heard.append($0) }
         defer { token.cancel() }
-        storage.inject(.conflict(), .conflict())
+        storage.inject(storage.conflict(on: key), into: .transact, .times(2))
         let runs = Locked(0)
         let result = count.update { value -> Int in
             runs.withLock { $0 += 1 }
@@ -53,10 +54,10 @@ import StatehouseTesting
 
     @Test func anErrorThrownByTheBodyIsTheOneOfTheAttemptThatWasStored() throws {
         struct Refused: Error, Equatable { let seen: Int }
-        let storage = FlakyTransactionalStorage()
+        let storage = InMemoryStorage()
         let key = "failed.tx.throws"
         let count = counter(storage, key: key)
-        storage.inject(.conflict())
+        storage.inject(storage.conflict(on: key), into: .transact)
         #expect(throws: Refused(seen: 2)) {
             try count.update { (value: inout Int) throws(Refused) in
                 value += 1
@@ -68,16 +69,16 @@ import StatehouseTesting
     }
 
     @Test func whenEveryAttemptFailsTheUpdateIsReportedAndNeverWrittenLater() throws {
-        let storage = FlakyTransactionalStorage()
+        let storage = InMemoryStorage()
         let key = "failed.tx.exhausted"
         try storage.save(Data("5".utf8), key: key)
         var count: StateContainer<Int>? = counter(storage, key: key)
         let heard = Recorder<Int>()
         let token = count?.observe { heard.append($0) }
         defer { token?.cancel() }
-        storage.inject(.conflict(), .conflict(), .conflict(), .conflict(), .conflict(), .conflict(), .conflict())
+        storage.inject(storage.conflict(on: key), into: .transact, .times(7))
         count?.update { $0 += 1 }
-        let attempts = storage.transactionCount
+        let attempts = storage.callCount(of: .transact)
         #expect(attempts > 1)
         let error = try #require(count?.storageError?.value)
         #expect(error.kind == .io)
@@ -89,31 +90,31 @@ import StatehouseTesting
         try count?.flush()
         count = nil  // a container going away writes what is pending
         #expect(try storage.storedCount(key: key) == 5 + attempts)
-        #expect(storage.outsideIncrements == attempts)
+        #expect(storage.faultCount(of: .transact) == attempts)
     }
 
     @Test func theUpdateAfterOneThatFailedStartsFromTheStoredValue() throws {
-        let storage = FlakyTransactionalStorage()
+        let storage = InMemoryStorage()
         let key = "failed.tx.after"
         let count = counter(storage, key: key)
-        storage.inject(.conflict(), .conflict(), .conflict(), .conflict(), .conflict(), .conflict(), .conflict())
+        storage.inject(storage.conflict(on: key), into: .transact, .times(7))
         count.update { $0 += 1 }
         #expect(count.value == 0)
         count.update { $0 += 1 }
-        #expect(count.value == storage.outsideIncrements + 1)
-        #expect(try storage.storedCount(key: key) == storage.outsideIncrements + 1)
+        #expect(count.value == storage.faultCount(of: .transact) + 1)
+        #expect(try storage.storedCount(key: key) == storage.faultCount(of: .transact) + 1)
     }
 
     @Test func aCommitWhoseAnswerWasLostIsNotRunAgain() async throws {
-        let storage = FlakyTransactionalStorage()
+        let storage = InMemoryStorage()
         let key = "failed.tx.unknown"
         try storage.save(Data("5".utf8), key: key)
         let count = counter(storage, key: key)
-        storage.inject(.commitAnswerLost)
+        storage.inject(.failAfterCommit, into: .transact)
         count.update { $0 += 1 }
-        #expect(storage.transactionCount == 1)
+        #expect(storage.callCount(of: .transact) == 1)
         #expect(try storage.storedCount(key: key) == 6)
-        #expect(count.storageError?.value?.cause is FlakyTransactionalStorage.CommitAnswerLost)
+        #expect(count.storageError?.value.map(storage.outcomeIsUnknown(after:)) == true)
         try count.flush()
         #expect(try storage.storedCount(key: key) == 6)
         count.update { $0 += 1 }
@@ -122,10 +123,10 @@ import StatehouseTesting
     }
 
     @Test func aLocalChangeMadeBetweenAttemptsIsNeitherLostNorReordered() throws {
-        let storage = FlakyTransactionalStorage()
+        let storage = InMemoryStorage()
         let key = "failed.tx.between"
         let count = counter(storage, key: key, writes: .coalesced(window: .seconds(3600)))
-        storage.inject(.conflict(then: { [count] in count.modify(100) }))
+        storage.inject(storage.conflict(on: key, then: { [count] in count.modify(100) }), into: .transact)
         count.update { $0 += 1 }
         // The change came after the first attempt and before the second: the update applies to it.
         #expect(count.value == 101)
@@ -134,13 +135,13 @@ import StatehouseTesting
     }
 
     @Test func aLocalChangeMadeWhileTheAnswerIsCommittedComesAfterTheUpdate() throws {
-        let storage = FlakyTransactionalStorage()
+        let storage = InMemoryStorage()
         let key = "failed.tx.during"
         let count = counter(storage, key: key, writes: .coalesced(window: .seconds(3600)))
         let heard = Recorder<Int>()
         let token = count.observe { heard.append($0) }
         defer { token.cancel() }
-        storage.inject(.pauseBeforeCommit(then: { [count] in count.modify(100) }))
+        storage.inject(.run { [count] in count.modify(100) }, into: .transact)
         let result = count.update { $0 += 1; return $0 }
         #expect(result == 1)
         #expect(try storage.storedCount(key: key) == 1)
@@ -151,22 +152,46 @@ import StatehouseTesting
     }
 
     @Test func manyThreadsUpdatingWhileTransactionsFailLoseNothingAndDoubleNothing() async throws {
-        let storage = FlakyTransactionalStorage()
+        let storage = InMemoryStorage()
         let key = "failed.tx.hammer"
         let count = counter(storage, key: key)
         let heard = Recorder<Int>()
         let token = count.observe { heard.append($0) }
         defer { token.cancel() }
-        storage.failEvery(3)
+        storage.inject(storage.conflict(on: key), into: .transact, .every(3))
         let threads = 6, updates = 200
         await onNewThreads(threads) { _ in
             for _ in 0..<updates { count.update { $0 += 1 } }
         }
-        let expected = threads * updates + storage.outsideIncrements
-        #expect(storage.outsideIncrements > 0)
+        let expected = threads * updates + storage.faultCount(of: .transact)
+        #expect(storage.faultCount(of: .transact) > 0)
         #expect(count.value == expected)
         #expect(try storage.storedCount(key: key) == expected)
         #expect(count.storageError?.value == nil)
         #expect(await eventually { heard.elements.last == expected })
+    }
+}
+
+extension InMemoryStorage {
+    /// A transaction rolled back because another writer changed the key, as PostgreSQL's is when its connection is
+    /// lost and another process increments the counter before a new connection locks it: the transform runs, nothing
+    /// is stored, the other process adds one to the stored counter, then `then` runs, and the transaction throws.
+    fileprivate func conflict(on key: String, then: @escaping @Sendable () -> Void = {}) -> InMemoryStorageFault {
+        let refusal = StorageError(
+            .io, key: key, operation: .transact, message: "Injected: another writer changed the key; try again."
+        )
+        return .fail(refusal) { [self] in
+            // Bytes that are not a counter fail the test where it reads the count.
+            try? changeOutside(key: key) { data in
+                let stored = try data.map { try JSONDecoder().decode(Int.self, from: $0) } ?? 0
+                return try JSONEncoder().encode(stored + 1)
+            }
+            then()
+        }
+    }
+
+    /// The counter stored under `key`, `nil` if nothing is stored.
+    fileprivate func storedCount(key: String) throws -> Int? {
+        try contents(of: key).map { try JSONDecoder().decode(Int.self, from: $0) }
     }
 }

@@ -19,7 +19,7 @@ struct OutsideChangeFailureTests {
     }
 
     @Test func dataAnotherProcessStoredThatDoesNotDecodeIsKeptAsideAndReported() async throws {
-        let storage = NotifyingStorage(AttackMemoryStorage())
+        let storage = NotifyingStorage(InMemoryStorage().withoutNotifications)
         let count = following(0, key: "outside.undecodable", on: storage)
         count.modify(5)
         let alien = Data("not a number".utf8)
@@ -47,7 +47,7 @@ struct OutsideChangeFailureTests {
     }
 
     @Test func dataAnotherProcessStoredThatCannotBeKeptAsideIsNeverWrittenOver() async throws {
-        let storage = NotifyingStorage(AttackMemoryStorage())
+        let storage = NotifyingStorage(InMemoryStorage().withoutNotifications)
         let count = following(0, key: "outside.notKept", on: storage)
         count.modify(5)
         storage.failsSavingAside.withLock { $0 = true }
@@ -78,7 +78,7 @@ struct OutsideChangeFailureTests {
     }
 
     @Test func aReadThatFailsWhileFollowingIsReportedAndClearedOnceReadsWorkAgain() async throws {
-        let storage = NotifyingStorage(AttackMemoryStorage())
+        let storage = NotifyingStorage(InMemoryStorage().withoutNotifications)
         let count = following(0, key: "outside.unreadable", on: storage)
         count.modify(1)
         storage.failsReads.withLock { $0 = true }
@@ -96,7 +96,7 @@ struct OutsideChangeFailureTests {
     }
 
     @Test func aWriteAfterAFailedReadClearsTheReport() async throws {
-        let storage = NotifyingStorage(AttackMemoryStorage())
+        let storage = NotifyingStorage(InMemoryStorage().withoutNotifications)
         let count = following(0, key: "outside.ordered", on: storage)
         storage.failsReads.withLock { $0 = true }
         storage.notify()
@@ -111,7 +111,7 @@ struct OutsideChangeFailureTests {
     }
 
     @Test func anOptionalRemovedByAnotherProcessBecomesNil() async throws {
-        let storage = NotifyingStorage(AttackMemoryStorage())
+        let storage = NotifyingStorage(InMemoryStorage().withoutNotifications)
         let rating = following(Int?.none, key: "outside.optional", on: storage)
         rating.modify(4)
         try storage.base.remove(key: "outside.optional")  // another process set it to nil
@@ -121,7 +121,7 @@ struct OutsideChangeFailureTests {
     }
 
     @Test func aPlainValueRemovedByAnotherProcessKeepsItsValue() async throws {
-        let storage = NotifyingStorage(AttackMemoryStorage())
+        let storage = NotifyingStorage(InMemoryStorage().withoutNotifications)
         let count = following(0, key: "outside.removed", on: storage)
         count.modify(4)
         let seen = Recorder<Int>()

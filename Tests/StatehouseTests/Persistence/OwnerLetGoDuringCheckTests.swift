@@ -124,7 +124,7 @@ private final class CheckedStorage: ChangeNotifyingStorage {
     let holdsNextFingerprint = Locked<(entered: DispatchSemaphore, proceed: DispatchSemaphore)?>(nil)
     private let afterRead: @Sendable () -> Void
 
-    init(_ inner: NotifyingStorage = NotifyingStorage(AttackMemoryStorage()), afterRead: @escaping @Sendable () -> Void = {}) {
+    init(_ inner: NotifyingStorage = NotifyingStorage(InMemoryStorage().withoutNotifications), afterRead: @escaping @Sendable () -> Void = {}) {
         self.inner = inner
         self.afterRead = afterRead
     }
@@ -622,7 +622,7 @@ struct OwnerLetGoDuringCheckTests {
     @Test func persistedContainerLetGoWhileChecksReadItsCount() async {
         let outcome = await offThePool { () -> [String] in
             var problems: [String] = []
-            let storage = NotifyingStorage(AttackMemoryStorage())
+            let storage = NotifyingStorage(InMemoryStorage().withoutNotifications)
             let stop = Atomic<Bool>(false)
             let notifier = onAThreadOfItsOwn {
                 while !stop.load(ordering: .relaxed) { storage.notify() }

@@ -50,7 +50,7 @@ struct PersistenceClockTests {
     /// documentation says, not at the safety net's (here an hour).
     @Test func watchingAStorageThatCannotNotifyPollsAtThePollRate() async throws {
         let clock = ManualClock()
-        let storage = AttackMemoryStorage()  // detects changes by fingerprint, cannot notify
+        let storage = InMemoryStorage().withoutNotifications  // detects changes by fingerprint, cannot notify
         let count = StateContainer(
             0, key: "clock.detectOnly", storage: storage, codec: .json, writes: .coalesced,
             externalChanges: .watch(safetyNet: .seconds(3600)), clock: clock

@@ -11,14 +11,15 @@ struct StorageErrorAfterFlushTests {
     /// A failed coalesced write whose report comes late, after a flush that succeeded: `storageError` is `nil` once
     /// the flush returned, and stays `nil`.
     @Test func storageErrorIsNilOnceAFlushSucceededAndStaysNil() async throws {
-        let storage = FailingSaveStorage()
-        let count = StateContainer(0, key: "attack.storageError", storage: storage, writes: .coalesced(window: .milliseconds(1)))
+        let storage = InMemoryStorage()
+        let count = StateContainer(0, key: "attack.storageError", storage: storage.plain, writes: .coalesced(window: .milliseconds(1)))
         let blockers = ProcessInfo.processInfo.activeProcessorCount * 4
         for round in 1...100 {
             let failed = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
-            storage.failing = true
-            storage.onNextFailure {
+            storage.inject(.fail(), into: .save, .always)
+            // Met first: a fault with a count comes before a standing one.
+            storage.inject(.fail(then: {
                 // Inside the failing coalesced write: keep the global queue's threads busy until the flush below has
                 // returned, so that a report of this failure sent there lands after the flush's own report (the order
                 // this test guards against). Best effort: if dispatch adds threads, the test may pass falsely; every
@@ -27,12 +28,12 @@ struct StorageErrorAfterFlushTests {
                     DispatchQueue.global().async { _ = release.wait(timeout: .now() + 2) }
                 }
                 failed.signal()
-            }
+            }), into: .save)
             count.modify(round)
             let flushed = await offThePool { () -> Bool in
                 guard failed.wait(timeout: .now() + .seconds(attackPatience)) == .success else { return false }
                 defer { for _ in 0..<blockers { release.signal() } }
-                storage.failing = false
+                storage.removeFaults()
                 do {
                     try count.flush()
                     return true

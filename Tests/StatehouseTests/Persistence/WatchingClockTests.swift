@@ -28,7 +28,7 @@ private final class BusyOwner: PersistenceOwner {
 struct WatchingClockTests {
     @Test func aNotificationIsCheckedAtOnceWhileTheClockStandsStill() async throws {
         let clock = ManualClock()
-        let storage = NotifyingStorage(AttackMemoryStorage())
+        let storage = NotifyingStorage(InMemoryStorage().withoutNotifications)
         let count = StateContainer(
             0, key: "watchclock.notified", storage: storage, codec: .json, writes: .coalesced,
             externalChanges: .watch(safetyNet: .seconds(60)), clock: clock
@@ -45,7 +45,7 @@ struct WatchingClockTests {
 
     @Test func aCheckThatFindsTheOwnerBusyAsksAgainOnTheClockNotAtTheSafetyNet() async throws {
         let clock = ManualClock()
-        let storage = NotifyingStorage(AttackMemoryStorage())
+        let storage = NotifyingStorage(InMemoryStorage().withoutNotifications)
         let (_, persistence) = StatePersistence.load(
             key: "watchclock.busy", storage: storage, default: 0, codec: .json, writes: .coalesced,
             externalChanges: .watch(safetyNet: .seconds(60)), clock: clock
@@ -69,7 +69,7 @@ struct WatchingClockTests {
             .io, key: "watchclock.refused", operation: .watch,
             message: "could not watch (no inotify watches left, simulated); raise fs.inotify.max_user_watches"
         )
-        let storage = NotifyingStorage(AttackMemoryStorage(), refusing: refusal)
+        let storage = NotifyingStorage(InMemoryStorage().withoutNotifications, refusing: refusal)
         let diagnostics = Recorder<StatehouseDiagnostic>()
         let count = StatehouseDiagnostics.$handler.withValue({ diagnostics.append($0) }) {
             StateContainer(
