@@ -3,8 +3,9 @@ import Testing
 
 @Suite("FIFOQueue")
 struct FIFOQueueTests {
-    /// Issue 10, defect 6: a queue that always had a round or two waiting kept every element ever taken, because it
-    /// dropped them only once completely empty (235 MiB after a few million rounds).
+    /// A queue that always has a round or two waiting gives back the room of what was taken: memory follows what is
+    /// waiting, not what went through (a queue that compacts only once empty would keep every element ever taken,
+    /// hundreds of MiB after a few million rounds).
     @Test func memoryFollowsWhatIsWaitingNotWhatWasTaken() {
         var queue = FIFOQueue<Int>()
         queue.append(0)

@@ -3,19 +3,19 @@ import StatehouseTestSupport
 import Testing
 @testable import Statehouse
 
-private struct Session: Codable, Equatable, Sendable {
+private struct Login: Codable, Equatable, Sendable {
     var user: String
 }
 
-private enum SessionAction: Sendable {
+private enum LoginAction: Sendable {
     case signIn(String)
     case signOut
 }
 
-private func sessionReducer(_ session: inout Session?, _ action: SessionAction) {
+private func loginReducer(_ login: inout Login?, _ action: LoginAction) {
     switch action {
-    case .signIn(let user): session = Session(user: user)
-    case .signOut: session = nil
+    case .signIn(let user): login = Login(user: user)
+    case .signOut: login = nil
     }
 }
 
@@ -71,13 +71,13 @@ struct PersistedStoreParityTests {
 
     @Test func anOptionalStateThatBecomesNilRemovesTheEntry() throws {
         let storage = MemoryStorage()
-        let store = Store(initialState: Session?.none, key: "parity.session", storage: storage, reducer: sessionReducer)
+        let store = Store(initialState: Login?.none, key: "parity.login", storage: storage, reducer: loginReducer)
         store.dispatch(.signIn("ada"))
         try store.flush()
-        #expect(try Self.text(storage, "parity.session") == #"{"user":"ada"}"#)
+        #expect(try Self.text(storage, "parity.login") == #"{"user":"ada"}"#)
         store.dispatch(.signOut)
         try store.flush()
-        #expect(try storage.load(key: "parity.session") == nil, "nil was stored instead of removing the entry")
+        #expect(try storage.load(key: "parity.login") == nil, "nil was stored instead of removing the entry")
     }
 
     @Test func aStoreFollowsWhatOthersStoreInAnyVersion() async throws {

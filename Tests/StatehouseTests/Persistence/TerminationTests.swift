@@ -40,8 +40,8 @@ struct TerminationTests {
         try FileStorage(directory: directory.url).load(key: key).map { try JSONDecoder().decode(Tally.self, from: $0) }
     }
 
-    /// Issue 10, defect 12: `exit(0)` from inside a reducer trapped ("Recursive call to lock Mutex": the exit flush
-    /// read the state under the lock the reducer held) and lost the pending write.
+    /// `exit(0)` from inside a reducer writes the last completed state: the exit's flush must not read the state
+    /// under the lock the reducer holds (a trap, "Recursive call to lock Mutex", and the pending write lost).
     @Test func exitInsideAReducerWritesTheLastCompletedStateWithoutTrapping() async throws {
         let directory = TemporaryDirectory()
         let process = try await startWriter(mode: "exit-in-reducer", in: directory, key: "exit.reducer")
@@ -51,7 +51,7 @@ struct TerminationTests {
         #expect(try storedTally(in: directory, key: "exit.reducer") == Tally(count: 41))
     }
 
-    /// SIGTERM used to end the process with the coalescing window's changes unwritten; with
+    /// SIGTERM or SIGINT would end the process with the coalescing window's changes unwritten; with
     /// `StatehouseLifecycle.flushOnTermination()` they are written first, and the process still ends by the signal.
     @Test(arguments: [SIGTERM, SIGINT])
     func flushOnTerminationWritesPendingChangesThenEndsByTheSignal(signal: Int32) async throws {

@@ -145,9 +145,9 @@ struct ReducerCompositionTests {
     }
 }
 
-/// `ActionCase(Parent.case)` finds its case by reflection: also a case with one labelled payload, and one of two
+/// `ActionCase(Parent.case)` extracts its case by reflection: also a case with one labelled payload, and one of two
 /// cases that share a base name and a payload type.
-@Suite("ActionCase: cases found by reflection")
+@Suite("ActionCase: cases extracted by reflection")
 struct ActionCaseReflectionTests {
     enum Child: Equatable, Sendable {
         case tap

@@ -18,9 +18,10 @@ struct StoreSubscribingTests {
         store.core.withLock { $0.groups.compactMap { $0 }.allSatisfy { $0.subscribers.isEmpty } }
     }
 
-    // Issue 12: the store kept a dead object's closure, and what it captured, until the associated-objects table
-    // released the object's tokens: at a sweep, or when a new owner at the same address touched its values. Tests
-    // running at the same time may do either first and hide the bug; alone, each test here fails without the fix.
+    // A dead object's closure, and what it captured, must go at the store's next delivery, not only when the
+    // associated-objects table releases the object's tokens (at a sweep, or when a new owner at the same address
+    // touches its values). Tests running at the same time may do either first; alone, each test here needs the
+    // delivery to let the closure go.
     @Test func theNextDeliveryAfterTheObjectDiesReleasesTheClosure() async {
         let store = makeCounterStore()
         let calls = Recorder<Int>()
