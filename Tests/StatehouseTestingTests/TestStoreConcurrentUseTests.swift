@@ -3,8 +3,8 @@ import StatehouseTestSupport
 import StatehouseTesting
 import Testing
 
-/// Attacks on the test store used from several tasks at once (issue 12; eee6df5 made its path inlinable). The
-/// test store is `Sendable`: tasks of one test may send to it at the same time, as they may dispatch to a store.
+/// The test store used from several tasks at once: it is `Sendable`, and tasks of one test may send to it at the
+/// same time, as they may dispatch to a store.
 @Suite("TestStore used from several tasks")
 struct TestStoreConcurrentUseTests {
     enum Counting: Equatable, Sendable { case add(Int), echo(Int) }
@@ -19,9 +19,9 @@ struct TestStoreConcurrentUseTests {
         }
     }
 
-    /// Each task's `send` asserts the step of its own action. A `send` that found its step after another task's
-    /// used to take that task's step with it, as if skipped: the other `send` then waited 30 s for a step that was
-    /// gone and failed with "The store did not apply .add(1) within 30 seconds: is a reducer stuck?".
+    /// Each task's `send` asserts the step of its own action. A `send` that finds its step after another task's must
+    /// not take that task's step with it, as if skipped: the other `send` would wait 30 s for a step that is gone and
+    /// fail with "The store did not apply .add(1) within 30 seconds: is a reducer stuck?".
     @Test func sendsFromSeveralTasksEachAssertTheirOwnStep() async {
         let store = TestStore(initialState: 0, reducer: Self.adder)
         let tasks = 4

@@ -3,8 +3,8 @@ import StatehouseTestSupport
 import StatehouseTesting
 import Testing
 
-/// Attacks on eee6df5 (the test store's path made `@inlinable`): every kind of failure is still reported, once, at the
-/// line of the call that found it.
+/// The test store's path is `@inlinable`: every kind of failure is still reported, once, at the line of the call that
+/// met it.
 @Suite("TestStore failures are reported once, where the call is")
 struct TestStoreFailureLocationTests {
     typealias Tap = TestStoreParityTests.Tap

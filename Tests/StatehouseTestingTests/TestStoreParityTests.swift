@@ -4,13 +4,14 @@ import StatehouseTestSupport
 import StatehouseTesting
 import Testing
 
-/// Each test pins a way the test store used to disagree with the store it stands for (issue 12).
+/// The test store does what the store it stands for does: the order effects' actions arrive in, the state an
+/// assertion sees, what a non-exhaustive step skips, and how actions are written in failures.
 @Suite("TestStore behaves like the Store")
 struct TestStoreParityTests {
     enum Letter: Equatable, Sendable { case a, b1, b2, b3, c1 }
 
     /// `a` sends b1 at once and c1 from a task; b1 sends b2 and b3. The store applies b1, b2, b3 before `dispatch(a)`
-    /// returns; the test store used to hold b1 unapplied, so c1, sent meanwhile, came before b2.
+    /// returns; so does the test store: holding b1 unapplied would let c1, sent meanwhile, come before b2.
     @Test func effectActionsArriveInTheStoresOrder() async {
         let gate = Gate()
         let c1Sent = Gate()
@@ -112,6 +113,55 @@ struct TestStoreParityTests {
         await store.finish()
     }
 
+    /// TCA's `testStateAccess`, non-exhaustive: inside `send`'s assertion closure, `store.state` is the state before
+    /// the action. With exhaustivity off, `send` first skips `.response(42)`, which the store applied before the
+    /// second tap: the state before the tap is 42, not 1, the state after the last *asserted* step, which no real
+    /// store ever had just before this action.
+    @Test func nonExhaustiveSendShowsTheStateBeforeTheActionInsideTheAssertion() async {
+        let store = TestStore(initialState: 0, reducer: Self.tapReducer, exhaustivity: .off)
+        await store.send(.tap)
+        #expect(await eventually { store.pendingReceivedActions == [.response(42)] })
+        await store.send(.tap) {
+            #expect(store.state == 42, "state inside the assertion of the second tap")
+            $0 = 43
+        }
+        #expect(store.state == 43)
+        await store.finish()
+    }
+
+    enum Step: Equatable, Sendable {
+        case go, a, b
+    }
+
+    /// The same for a non-exhaustive `receive` that skips a received action: the state before `.b` is the state
+    /// after `.a` (2), not the state after the last asserted `send` (1).
+    @Test func nonExhaustiveReceiveShowsTheStateBeforeTheActionInsideTheAssertion() async {
+        let reducer = Reducer<Int, Step> { state, action in
+            state += 1
+            return action == .go ? .merge(.send(.a), .send(.b)) : .none
+        }
+        let store = TestStore(initialState: 0, reducer: reducer, exhaustivity: .off)
+        await store.send(.go)
+        await store.receive(.b) {
+            #expect(store.state == 2, "state inside the assertion of .b")
+            $0 = 3
+        }
+        await store.finish()
+    }
+
+    /// A test store that goes away with received actions nobody asserted fails the test, also when `finish()` was
+    /// called earlier in the test: the actions received after it must not pass silently.
+    @Test func aStoreGoingAwayWithActionsReceivedAfterAnEarlierFinishFails() async {
+        await withKnownIssue {
+            let store = TestStore(initialState: 0, reducer: Self.tapReducer)
+            await store.finish()
+            await store.send(.tap) { $0 = 1 }
+            #expect(await eventually { store.pendingReceivedActions.count == 1 })
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("went away")
+        }
+    }
+
     @Test func aStoreGoingAwayWithUnassertedActionsFailsWhereItWasMade() async {
         await withKnownIssue {
             let store = TestStore(initialState: 0, reducer: Self.tapReducer)
@@ -201,6 +251,24 @@ struct TestStoreParityTests {
             await store.send(()) { $0 = 5 }
         } matching: { issue in
             Self.text(issue).contains("The state after () is not")
+        }
+        await store.finish()
+    }
+
+    enum Spoken: Equatable, Sendable, CustomStringConvertible {
+        case go
+
+        var description: String { "the go button" }
+    }
+
+    /// Actions are printed "as a person writes them" (`.b2`), also a payload-less case of an enum with its own
+    /// `description`, which must not be printed as `.` + that description (`.the go button`).
+    @Test func aCaseOfAnEnumWithADescriptionIsWrittenAsCode() async {
+        let store = TestStore(initialState: 0) { (state: inout Int, _: Spoken) in state += 1 }
+        await withKnownIssue {
+            await store.send(.go) { $0 = 2 }
+        } matching: { issue in
+            issue.comments.map(\.rawValue).joined().contains("The state after .go is not")
         }
         await store.finish()
     }
