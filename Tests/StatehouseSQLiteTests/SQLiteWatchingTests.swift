@@ -82,9 +82,9 @@ struct SQLiteWatchingTests {
 
     /// A database deleted while still watched, and another created elsewhere with the file number (inode) the
     /// first one had: ext4 hands a freed number to the next file at once, so tests (and apps) that delete and create
-    /// databases meet this often. The shared watches were found by file number alone, and the new database got the
-    /// old one's watch, which watches the old path: its monitors were never told. A hard link makes the same file
-    /// number at another path here, every time.
+    /// databases meet this often. Watches shared by file number alone would give the new database the old one's
+    /// watch, which watches the old path: its monitors would never be told. A hard link makes the same file number
+    /// at another path here, every time.
     @Test func aDatabaseWithTheFileNumberOfADeletedOneStillWatchedGetsAWatchOfItsOwn() async throws {
         let old = TemporaryDatabase()
         _ = try SQLiteStorage(path: old.path)

@@ -5,8 +5,6 @@ import StatehouseTestSupport
 import Testing
 @testable import StatehouseSQLite
 
-/// Attacks on issue 14's push for SQLite: a monitor released while a change is being delivered, and a database
-/// that is not in WAL mode. Serialized: the tests block the watch's queue and write to real databases.
 /// A writer that waits for the lock, as every writer of a rollback-journal database must: the watch's check reads
 /// the database, and a reader there holds off a commit for that moment.
 private var patientWriter: Configuration {
@@ -15,8 +13,11 @@ private var patientWriter: Configuration {
     return configuration
 }
 
-@Suite("Attack: watching SQLite", .serialized)
-struct AttackDatabaseWatchTests {
+/// The watch that tells monitors of a database's commits: a monitor released while a change is being delivered (or
+/// from its own call) is never called again, a database that is not in WAL mode is watched too, and a database file
+/// replaced at its path is followed there. Serialized: the tests block the watch's queue and write to real databases.
+@Suite("Database watch: released monitors, rollback journals, replaced files", .serialized)
+struct DatabaseWatchTests {
     /// Monitors share one watch, which calls them one after another: one of them is held inside its call while the
     /// others are released. Released, they must never be called again (a monitor stops when released, as a
     /// subscription token does when cancelled).
