@@ -1,7 +1,13 @@
 import Foundation
 import Statehouse
 import StatehouseSecure
+import StatehouseTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Ways the sealed bytes of a key can go wrong, each made on disk as an attacker or an accident would.
 enum Tamper: String, CaseIterable, Sendable {
@@ -121,5 +127,36 @@ struct TamperTests {
         container.modify(5)
         #expect(throws: StorageError.self) { try container.flush() }
         #expect(try Data(contentsOf: directory.file(of: key)) == spoiled)
+    }
+}
+
+/// A named pipe where a sealed value's file should be: reading it would wait for a writer that never comes.
+@Suite("Sealed files that are not files", .serialized)
+struct SealedFileNotAFileTests {
+    @Test func aNamedPipeInPlaceOfASealedValueIsAnErrorAndTheContainerStartsFromItsDefault() async throws {
+        let directory = TemporaryDirectory()
+        let storage = EncryptedStorage(directory: directory.url, key: .random())
+        try storage.save(Data("1".utf8), key: "secure.pipe")
+        let file = directory.file(of: "secure.pipe")
+        try FileManager.default.removeItem(at: file)
+        #expect(mkfifo(file.path, 0o600) == 0)
+        let outcome = Locked<(value: Int, error: StorageError?)?>(nil)
+        Thread.detachNewThread {
+            let container = StateContainer(0, key: "secure.pipe", storage: storage, externalChanges: .ignore)
+            outcome.withLock { $0 = (container.value, container.storageError?.value) }
+        }
+        let returned = await eventually { outcome.withLock { $0 != nil } }
+        if !returned {
+            let writer = open(file.path, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+        }
+        #expect(returned, "the container is still waiting on the named pipe")
+        let (value, error) = try #require(outcome.withLock { $0 })
+        #expect(value == 0)
+        #expect(error?.kind == .io)
+        #expect(error?.message.contains("not a regular file") == true, "\(String(describing: error))")
+        // Left as it was: nothing was written over it.
+        var info = stat()
+        #expect(lstat(file.path, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
     }
 }

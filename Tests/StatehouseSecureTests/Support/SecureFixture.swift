@@ -31,7 +31,7 @@ final class TemporaryDirectory: Sendable {
     }
 }
 
-/// A secret that must never show anywhere but in memory: unique, so that finding it means it leaked.
+/// A secret that must never show anywhere but in memory: unique, so that seeing it elsewhere means it leaked.
 func uniqueSecret() -> String {
     "correct-horse-battery-staple-\(UUID().uuidString)"
 }
