@@ -1,12 +1,17 @@
 import Dispatch
 import Logging
-import Statehouse
+import MetricsTestKit
+@testable import Statehouse
 import StatehouseMetrics
 import StatehouseTestSupport
 import Testing
 
 @Suite("Recording a container's changes")
 struct ContainerMetricsTests {
+    static func listeners<Value>(of container: StateContainer<Value>) -> Int {
+        container.locked { $0.observers.count }
+    }
+
     @Test func countsEachChangeUnderItsKey() {
         let fixture = MetricsFixture()
         let theme = StateContainer("blue", key: "metrics.count.theme")
@@ -128,5 +133,41 @@ struct ContainerMetricsTests {
         #expect(await eventually { fixture.loggedValues.last == "100" })
         #expect(fixture.changes(key: "metrics.queue") == 100)
         token.cancel()
+    }
+
+    /// A container nobody records is left exactly as it was: no listener, nothing counted; and a cancelled
+    /// recording leaves no listener behind either.
+    @Test func aContainerNobodyRecordsGetsNoListenerAndRecordsNothing() {
+        let fixture = MetricsFixture()
+        let quiet = StateContainer(0, key: "metrics.unrecorded.quiet")
+        let recorded = StateContainer(0, key: "metrics.unrecorded.recorded")
+        let token = recorded.recordChanges(to: fixture.metrics, values: .described)
+        #expect(Self.listeners(of: quiet) == 0)
+        quiet.modify(1)
+        quiet.update { $0 += 1 }
+        #expect(fixture.changes(key: "metrics.unrecorded.quiet") == 0)
+        #expect(fixture.logs.entries.isEmpty)
+        #expect(Self.listeners(of: recorded) == 1)
+        token.cancel()
+        // Cancelling leaves nothing behind either.
+        #expect(Self.listeners(of: recorded) == 0)
+        recorded.modify(1)
+        #expect(fixture.factory.counters.isEmpty || fixture.changes(key: "metrics.unrecorded.recorded") == 0)
+    }
+
+    /// Changes queued for the recording are counted, also when the container is released before they run.
+    @Test func changesQueuedForTheRecordingAreCountedWhenTheContainerIsReleasedFirst() async {
+        let fixture = MetricsFixture()
+        let queue = DispatchQueue(label: "test.metrics.release")
+        queue.suspend()
+        var token: SubscriptionToken?
+        do {
+            let count = StateContainer(0, key: "metrics.releasedFirst")
+            token = count.recordChanges(to: fixture.metrics, on: .queue(queue))
+            for _ in 0..<3 { count.update { $0 += 1 } }
+        }
+        queue.resume()
+        #expect(await eventually(timeout: .seconds(60)) { fixture.changes(key: "metrics.releasedFirst") == 3 })
+        withExtendedLifetime(token) {}
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MetricsTestKit
 import Statehouse
 import StatehouseMetrics
 import StatehouseTestSupport
@@ -83,5 +84,54 @@ struct MetricsConcurrencyTests {
             #expect(fixture.changes(key: key) == atCancel.changes)
             #expect(fixture.logs.entries.count == atCancel.events)
         }
+    }
+
+    /// Cancel means cancel, with queued delivery: once `cancel()` returns, nothing more is recorded, also what was
+    /// queued before it, while other threads go on changing the container.
+    @Test func nothingIsRecordedOnceCancelReturnsWithQueuedDelivery() async {
+        let fixture = MetricsFixture()
+        let key = "metrics.threads.cancelQueued"
+        let count = StateContainer(0, key: key)
+        let queue = DispatchQueue(label: "test.metrics.cancelQueued")
+        let token = count.recordChanges(to: fixture.metrics, values: .described, on: .queue(queue))
+        let stop = Atomic<Bool>(false)
+        let threads = Task {
+            await onNewThreads(4) { _ in while !stop.load(ordering: .relaxed) { count.update { $0 += 1 } } }
+        }
+        #expect(await eventually { fixture.changes(key: key) >= 1_000 })
+        // Blocks until a call in progress on the queue ends: off Swift's cooperative pool.
+        await offThePool { token.cancel() }
+        let atCancel = (changes: fixture.changes(key: key), events: fixture.logs.entries.count, value: count.value)
+        #expect(await eventually { count.value >= atCancel.value + 1_000 })
+        // Let whatever was queued before the cancel run, if it were to.
+        await offThePool { queue.sync {} }
+        stop.store(true, ordering: .relaxed)
+        await threads.value
+        #expect(fixture.changes(key: key) == atCancel.changes)
+        #expect(fixture.logs.entries.count == atCancel.events)
+    }
+
+    /// Every case of an action enum is counted exactly, from many threads.
+    @Test func everyCaseOfManyIsCountedExactlyFromManyThreads() async {
+        let fixture = MetricsFixture()
+        let store = fixture.store("cases")
+        let actions: [ProfileAction] = [
+            .visit, .rename("a"), .select(tab: .settings), .setPassword(old: "o", new: "n"),
+        ]
+        let threads = 8
+        let rounds = 500
+        await onNewThreads(threads) { thread in
+            for round in 0..<rounds { store.dispatch(actions[(thread + round) % actions.count]) }
+        }
+        let each = Int64(threads * rounds / actions.count)
+        // Every action must be in, not only the visits: another case may still be queued once they are.
+        #expect(await eventually(timeout: .seconds(180)) {
+            fixture.logs.entries.count >= threads * rounds && store.state.visits >= Int(each)
+        })
+        #expect(store.state.visits == Int(each))
+        for name in ["visit", "rename", "select", "setPassword"] {
+            #expect(fixture.actions(store: "cases", action: name) == each, "\(name)")
+        }
+        #expect(fixture.factory.counters(label: StateMetrics.actionsLabel).count == 4)
     }
 }

@@ -43,13 +43,13 @@ struct StoreMetricsTests {
         let fixture = MetricsFixture()
         let store = Store(
             initialState: 0, reducer: { (_: inout Int, _: TalkativeAction) in },
-            middleware: [.metrics(fixture.metrics, store: "session")]
+            middleware: [.metrics(fixture.metrics, store: "login")]
         )
         store.dispatch(.signIn(password: "p4ss-secret"))
         store.dispatch(.signOut)
-        #expect(fixture.actions(store: "session", action: "signIn") == 1)
+        #expect(fixture.actions(store: "login", action: "signIn") == 1)
         // A case without a payload is named by its description, here customized; it has nothing secret to show.
-        #expect(fixture.actions(store: "session", action: "signing out") == 1)
+        #expect(fixture.actions(store: "login", action: "signing out") == 1)
         #expect(!fixture.logText.contains { $0.contains("p4ss") })
         #expect(!fixture.dimensionText.contains { $0.contains("p4ss") })
     }
