@@ -7,8 +7,8 @@ import Statehouse
 /// lookup of it (each `StateContainer<Int>.update`, each `AsyncStream.next`) takes that cache's lock, a
 /// priority-inheriting futex that hands itself to one waiter at a time. Five storms side by side (40 threads on two
 /// cores) queued the cooperative pool's two threads behind those locks for 30–100 s: every test waiting with a
-/// deadline beside them failed (CI and the dry runs of session 10; stacks sampled with gdb in session 11). One storm
-/// at a time leaves the pool a share of the cores; the storms still meet every test that does not storm.
+/// deadline beside them failed (stacks sampled with gdb showed the pool's threads queued there). One storm at a time
+/// leaves the pool a share of the cores; the storms still meet every test that does not storm.
 public func duringThreadStorm<T>(_ body: () async throws -> T) async rethrows -> T {
     if ThreadStormTurn.isHeld { return try await body() }
     await ThreadStormTurn.shared.take()
@@ -18,8 +18,7 @@ public func duringThreadStorm<T>(_ body: () async throws -> T) async rethrows ->
 
 /// One turn at a time, handed to waiters in the order they came; waiting holds no thread.
 ///
-/// On `Locked` rather than `Mutex`: ThreadSanitizer cannot see `Mutex` on Linux and reported its accesses as races
-/// (CI, session 11's stop).
+/// On `Locked` rather than `Mutex`: ThreadSanitizer cannot see `Mutex` on Linux and reports its accesses as races.
 private final class ThreadStormTurn: Sendable {
     static let shared = ThreadStormTurn()
     @TaskLocal static var isHeld = false
