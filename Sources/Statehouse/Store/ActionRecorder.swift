@@ -97,7 +97,8 @@ extension Store {
     ///
     /// - Throws: ``TimeTravelError`` if the store is not recording or `step` is out of range.
     public func travel(to step: Int) throws(TimeTravelError) {
-        guard let reducer, let recording = recorder.recording else { throw .notRecording }
+        guard case .root(let root) = role, let recording = recorder.recording else { throw .notRecording }
+        let reducer = root.reducer
         guard (0...recording.actions.count).contains(step) else {
             throw .noSuchStep(step, recorded: recording.actions.count)
         }
@@ -115,8 +116,8 @@ extension Store {
     ///
     /// - Throws: ``TimeTravelError/notRecording`` for a scoped store, which has no reducer of its own.
     public func replay(_ recording: Recording<State, Action>) throws(TimeTravelError) {
-        guard let reducer else { throw .notRecording }
-        replaceState(recording.state(afterFirst: recording.actions.count, reducer: reducer))
+        guard case .root(let root) = role else { throw .notRecording }
+        replaceState(recording.state(afterFirst: recording.actions.count, reducer: root.reducer))
     }
 }
 

@@ -8,6 +8,8 @@ enum Arrival: Sendable {
     /// Not at all: an effect's action (an effect never waits for the store, which may be cancelling it), a change
     /// read from the storage, a test's marker.
     case detached
+    /// Until the work is done, suspending its task instead of blocking its thread: `send`.
+    case suspending
 
     @usableFromInline
     func waiting<Work>(for store: any TurnTaking) -> Inbox<Work>.Waiting {
@@ -15,6 +17,7 @@ enum Arrival: Sendable {
         case .waiting: .blocking(store)
         case .unlessBacklogged: .blockingWhenBacklogged(store)
         case .detached: .never
+        case .suspending: .suspending
         }
     }
 }

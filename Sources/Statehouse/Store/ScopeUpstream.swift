@@ -1,5 +1,6 @@
-/// A scoped store's link to its parent: how it reads its part of the parent's state, and how it starts and stops
-/// following the parent.
+/// A scoped store's link to its parent, which is all that makes it a scoped store (see ``StoreRole``): how it reads
+/// its part of the parent's state, starts and stops following the parent, sends its actions to the parent, runs its
+/// work in the parent's work loop, and which store runs its effects.
 ///
 /// A scoped store *follows* its parent — keeps a copy of its part of the parent's state, updated on the processor
 /// with every change of the parent's (see ``ScopeFollowers``) — only while something needs the copy: a subscriber,
@@ -14,7 +15,7 @@
 /// that changes state: there no change can be half-way through being followed. A scope made off the processor (an
 /// `ifLet`) has no subscriber yet, so a change followed once more after it read it tells nobody.
 @usableFromInline
-final class ScopeUpstream<State: Sendable>: Sendable {
+final class ScopeUpstream<State: Sendable, Action: Sendable>: Sendable {
     /// Called with the tree lock held: has the parent follow its own parent if it does not; then, under the parent's
     /// state lock, calls `start` with this store's part of the parent's state and adds `follow` to the parent's
     /// followers. Returns what removes it, or `nil`, doing nothing else, if the part is `nil` now (`ifLet`).
@@ -35,19 +36,37 @@ final class ScopeUpstream<State: Sendable>: Sendable {
     @usableFromInline let isPinned: Bool
     /// The store's place among the parent's followers while it follows. Changed with the tree lock held.
     private let link = Locked<ScopeLink?>(nil)
+    /// Sends the store's actions, converted, to the parent: the parent's middleware and reducer apply them.
+    @usableFromInline let actions: ParentActions<Action>
+    /// Enters the parent's work loop (``Store/enter(_:orQueue:waits:)``) with the store's work: `now` if the parent is
+    /// idle, else the body `later` makes, in order with the parent's work. One loop serializes a store and every
+    /// scope of it, and a caller from outside waits as the parent's own callers do.
+    @usableFromInline let enterParent: @Sendable (
+        _ now: () -> Void, _ later: () -> @Sendable () -> Void, _ waits: Arrival
+    ) -> Entered
+    /// The parent: its reducer applies this store's actions, so their effects run there.
+    @usableFromInline let effectsHost: any EffectsHost
 
     init(
         tree: ScopeTree,
         pinned: Bool,
         read: @escaping @Sendable () -> State,
         attach: @escaping Attach,
-        parentMayStop: @escaping @Sendable (_ tree: inout ScopeTree.Transaction) -> Void
+        parentMayStop: @escaping @Sendable (_ tree: inout ScopeTree.Transaction) -> Void,
+        actions: ParentActions<Action>,
+        enterParent: @escaping @Sendable (
+            _ now: () -> Void, _ later: () -> @Sendable () -> Void, _ waits: Arrival
+        ) -> Entered,
+        effectsHost: any EffectsHost
     ) {
         self.tree = tree
         self.isPinned = pinned
         self.read = read
         self.attach = attach
         self.parentMayStop = parentMayStop
+        self.actions = actions
+        self.enterParent = enterParent
+        self.effectsHost = effectsHost
     }
 
     /// Whether the store follows its parent.

@@ -26,7 +26,7 @@ extension Store {
     /// clock, advance it first. On a scoped store, this waits for the store it was scoped from, where its actions'
     /// effects run.
     public func finishEffects() async {
-        if let effectsHost { return await effectsHost.finishEffects() }
+        if case .scope(let upstream) = role { return await upstream.effectsHost.finishEffects() }
         // An effect that ended may have queued an action that starts another: wait for the queue too, until
         // neither has anything left. No task running, then an idle queue, means nothing is left: a task queues its
         // actions before it ends.
@@ -39,17 +39,19 @@ extension Store {
 
     /// The number of effects running now; on a scoped store, in the store it was scoped from.
     public var runningEffects: Int {
-        effectsHost?.runningEffects ?? effects.runningCount
+        switch role {
+        case .root: effects.runningCount
+        case .scope(let upstream): upstream.effectsHost.runningEffects
+        }
     }
 }
 
 extension Store: EffectsHost {
     @usableFromInline
     func cancelEffects(anyID id: AnyHashableSendable) {
-        if let effectsHost {
-            effectsHost.cancelEffects(anyID: id)
-        } else {
-            effects.cancel(id: id)
+        switch role {
+        case .root: effects.cancel(id: id)
+        case .scope(let upstream): upstream.effectsHost.cancelEffects(anyID: id)
         }
     }
 }

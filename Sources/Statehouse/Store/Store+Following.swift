@@ -4,7 +4,7 @@ extension Store {
     ///
     /// - Returns: Whether the store follows; `false` only for an `ifLet` scope whose part of the parent is `nil`.
     func startFollowing(_ tree: inout ScopeTree.Transaction) -> Bool {
-        guard let upstream else { return true }
+        guard case .scope(let upstream) = role else { return true }
         if upstream.isFollowing { return true }
         let link = upstream.attach(
             &tree,
@@ -19,7 +19,9 @@ extension Store {
     /// Makes this store, if it is a scoped store that follows its parent with no subscriber and no following scope
     /// of its own, stop following; then its parent, if that leaves it idle too. Tree lock held.
     func stopFollowingIfIdle(_ tree: inout ScopeTree.Transaction) {
-        guard let upstream, !upstream.isPinned, followers.isEmpty, upstream.isFollowing else { return }
+        guard case .scope(let upstream) = role, !upstream.isPinned, followers.isEmpty, upstream.isFollowing else {
+            return
+        }
         let idle = core.withLock { core -> Bool in
             guard core.subscriberCount == 0 else { return false }
             core.stopFollowing()
@@ -34,10 +36,9 @@ extension Store {
         upstream.parentMayStop(&tree)
     }
 
-    /// A scoped store's last subscriber was removed.
+    /// A scoped store's last subscriber was removed; `upstream` is its link to its parent.
     @usableFromInline
-    func lostItsLastSubscriber() {
-        guard let upstream else { return }
+    func lostItsLastSubscriber(_ upstream: ScopeUpstream<State, Action>) {
         upstream.tree.withLock { stopFollowingIfIdle(&$0) }
     }
 
@@ -49,17 +50,19 @@ extension Store {
     func register(
         _ add: (inout StoreState<State>) -> StoreState<State>.FirstValue?
     ) -> StoreState<State>.FirstValue? {
-        guard upstream != nil else { return core.withLock { add(&$0) } }
-        return registerInScope(add)
+        switch role {
+        case .root: core.withLock { add(&$0) }
+        case .scope(let upstream): register(add, in: upstream)
+        }
     }
 
-    /// ``register(_:)`` for a scoped store.
+    /// ``register(_:)`` for a scoped store; `upstream` is its link to its parent.
     @usableFromInline
-    func registerInScope(
-        _ add: (inout StoreState<State>) -> StoreState<State>.FirstValue?
+    func register(
+        _ add: (inout StoreState<State>) -> StoreState<State>.FirstValue?,
+        in upstream: ScopeUpstream<State, Action>
     ) -> StoreState<State>.FirstValue? {
-        guard let upstream else { return core.withLock { add(&$0) } }
-        return upstream.tree.withLock { tree in
+        upstream.tree.withLock { tree in
             guard startFollowing(&tree) else { return nil }
             let first = core.withLock { add(&$0) }
             if first == nil { stopFollowingIfIdle(&tree) }

@@ -147,7 +147,7 @@ extension Store {
         extract: @escaping @Sendable (State) -> ChildState?,
         action toAction: @escaping @Sendable (ChildAction) -> Action
     ) -> Store<ChildState, ChildAction> {
-        let upstream = ScopeUpstream<ChildState>(
+        let upstream = ScopeUpstream<ChildState, ChildAction>(
             tree: followers.tree,
             pinned: pinned,
             read: read,
@@ -161,19 +161,14 @@ extension Store {
                     return followers.add { state in extract(state).flatMap(follow) }
                 }
             },
-            parentMayStop: { [self] tree in stopFollowingIfIdle(&tree) }
-        )
-        return Store<ChildState, ChildAction>(
-            state: nil,
-            reducer: nil,
-            pipeline: nil,
-            forward: ParentActions(
+            parentMayStop: { [self] tree in stopFollowingIfIdle(&tree) },
+            actions: ParentActions(
                 dispatch: { [self] action in dispatch(toAction(action)) },
                 send: { [self] action in await send(toAction(action)) }
             ),
-            serializer: { [self] work, waits in run(work, waits: waits) },
-            upstream: upstream,
+            enterParent: { [self] now, later, waits in enter(now, orQueue: .run(later()), waits: waits) },
             effectsHost: self
         )
+        return Store<ChildState, ChildAction>(scope: upstream)
     }
 }

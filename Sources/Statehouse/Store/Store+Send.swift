@@ -8,16 +8,8 @@ extension Store {
     /// thread of the cooperative pool that another task may need — has done it. Cancelling the task does not
     /// withdraw the action: once sent, it is applied.
     public func send(_ action: Action) async {
-        if let forward { return await forward.send(action) }
-        guard inbox.claimIfIdle() else {
-            switch inbox.submit({ .action(action, origin: nil) }, waiting: .suspending) {
-            case .performNow(let work): process(work)
-            case .queued: return
-            case .wait(let caller): await caller.waitAsync()
-            }
-            return
-        }
-        pipeline?(self, action)
-        processQueued()
+        if case .scope(let upstream) = role { return await upstream.actions.send(action) }
+        let entered = enter({ route(action) }, orQueue: .action(action, origin: nil), waits: .suspending)
+        if case .suspend(let caller) = entered { await caller.waitAsync() }
     }
 }

@@ -108,7 +108,7 @@ extension Store {
         let queue = delivery.serialQueue(label: "Store")
         let subscription = StoreSubscription(store: self, queued: queue != nil)
         // Registering is queued like an action, so that the first value comes before any later change; an idle
-        // store does it at once, without making it a closure (`runIfIdle`). Queued, it holds the store strongly, as
+        // store does it at once, without making it a closure (`enter`). Queued, it holds the store strongly, as
         // the subscription does (a weak capture would cost the store its fast reference counting; see
         // `StoreSubscription`): queued work is done, and let go, by the store's processor.
         @Sendable func register() {
@@ -131,10 +131,10 @@ extension Store {
             // generic paths to destroy it, 240 instructions more, measured.
             if initial { first?.deliver(through: subscription, on: currentThreadIdentity()) }
         }
-        if runIfIdle(register) { return (subscription, true) }
-        // Not waited for, unless the store has a backlog: the token is the caller's at once, and a dispatch after
-        // `subscribe` is queued behind the registration, so that the subscriber hears it.
-        run(register, waits: .unlessBacklogged)
+        // Not waited for if queued, unless the store has a backlog: the token is the caller's at once, and a dispatch
+        // after `subscribe` is queued behind the registration, so that the subscriber hears it.
+        let entered = enter(register, orQueue: .run(register), waits: .unlessBacklogged)
+        if case .didNow = entered { return (subscription, true) }
         return (subscription, false)
     }
 }

@@ -34,27 +34,21 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         shareForOthers: StoreWork<State, Action>.shareForOthers
     )
     @usableFromInline let observation = ObservationGate()
-    /// The middleware and then the reducer, folded into one function; `nil` for a scoped store, which forwards.
-    @usableFromInline let pipeline: (@Sendable (Store, Action) -> Void)?
-    /// For a scoped store: sends its actions, converted, to the parent store.
-    @usableFromInline let forward: ParentActions<Action>?
-    /// For a scoped store: runs its work on the parent's processor, in order with the parent's, so that one
-    /// processor serializes a store and every scope of it, with how a caller from outside waits.
-    @usableFromInline let serializer: (@Sendable (@escaping @Sendable () -> Void, Arrival) -> Void)?
+    /// A root store, which applies actions, or a scoped store, a view of part of its parent (see ``StoreRole``).
+    @usableFromInline let role: StoreRole<State, Action>
+    /// The one route of this store's actions into the middleware and the reducer (see ``route(_:)``): a root store's
+    /// middleware then reducer, folded into one function; a scoped store's parent's, the action converted and
+    /// dispatched to the parent. Kept here, not in ``role``, because every dispatch calls it: a closure in the
+    /// store's own `let` is called as it is, where one reached through the role's payload is retained and released
+    /// around the call.
+    @usableFromInline let pipeline: @Sendable (Store, Action) -> Void
     /// The scoped stores showing part of this store's state.
     @usableFromInline let followers: ScopeFollowers<State>
-    @usableFromInline let reducer: (@Sendable (inout State, Action) -> Effect<Action>)?
     @usableFromInline let effects = EffectRunner<Action>()
     /// Removes a cancelled subscriber; made by the inlined initializer so that it runs specialized code (see
     /// `ContainerLink.removeListener`).
     @usableFromInline let removeSubscriber: @Sendable (Store, StoreSubscriptionBase) -> Void
     @usableFromInline let recorder = ActionRecorder<State, Action>()
-    /// For a scoped store: how it reads its parent's state, and follows it while it needs to.
-    @usableFromInline let upstream: ScopeUpstream<State>?
-    /// For a scoped store: the parent, which runs the effects of its actions.
-    @usableFromInline let effectsHost: (any EffectsHost)?
-    /// For a persisted store: what writes its state to its storage.
-    @usableFromInline let persistence: (any Persisting<State>)?
 
     /// Creates a store whose reducer may return an ``Effect``.
     ///
@@ -73,10 +67,8 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     ) {
         self.init(
             state: initialState,
-            reducer: reducer,
-            pipeline: Middleware.chain(middleware) { store, action in store.apply(action, with: reducer) },
-            forward: nil,
-            serializer: nil
+            role: .root(RootParts(reducer: reducer, persistence: nil)),
+            pipeline: Middleware.chain(middleware) { store, action in store.apply(action, with: reducer) }
         )
     }
 
@@ -97,48 +89,83 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         )
     }
 
-    /// - Parameter state: The initial state; `nil` for a scoped store, which reads its parent's.
-    @inlinable
-    init(
-        state: State?,
-        reducer: (@Sendable (inout State, Action) -> Effect<Action>)?,
-        pipeline: (@Sendable (Store, Action) -> Void)?,
-        forward: ParentActions<Action>?,
-        serializer: (@Sendable (@escaping @Sendable () -> Void, Arrival) -> Void)?,
-        persistence: (any Persisting<State>)? = nil,
-        upstream: ScopeUpstream<State>? = nil,
-        effectsHost: (any EffectsHost)? = nil
+    /// A root store that writes its state to a storage, as the persisted stores' initializer makes it: `forward` and
+    /// `serializer` can only be `nil` (a root store sends its actions to no parent, and runs its own work loop).
+    ///
+    /// - Parameters:
+    ///   - state: The initial state.
+    ///   - reducer: The reducer, for time travel and replay.
+    ///   - pipeline: The middleware and the reducer, folded into one function that applies an action.
+    ///   - persistence: What writes the state to its storage.
+    convenience init(
+        state: State,
+        reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
+        pipeline: @escaping @Sendable (Store, Action) -> Void,
+        forward: Never?,
+        serializer: Never?,
+        persistence: (any Persisting<State>)?
     ) {
+        self.init(state: state, role: .root(RootParts(reducer: reducer, persistence: persistence)), pipeline: pipeline)
+    }
+
+    /// A scoped store, linked to its parent by `upstream`; it reads its state through the parent until it follows.
+    convenience init(scope upstream: ScopeUpstream<State, Action>) {
+        let toParent = upstream.actions.dispatch
+        self.init(state: nil, role: .scope(upstream), pipeline: { _, action in toParent(action) })
+    }
+
+    /// - Parameters:
+    ///   - state: The initial state; `nil` for a scoped store, which reads its parent's.
+    ///   - role: A root store, or a scoped store with its link to its parent.
+    ///   - pipeline: Applies an action: the middleware and the reducer, or the parent's.
+    @inlinable
+    init(state: State?, role: StoreRole<State, Action>, pipeline: @escaping @Sendable (Store, Action) -> Void) {
         self.core = Locked(StoreState(state: state))
-        self.reducer = reducer
+        self.role = role
         self.pipeline = pipeline
-        self.forward = forward
-        self.serializer = serializer
-        self.persistence = persistence
-        self.upstream = upstream
-        self.effectsHost = effectsHost
-        self.followers = ScopeFollowers(tree: upstream?.tree)
+        self.followers = ScopeFollowers(tree: role.scopeTree)
         self.removeSubscriber = { store, subscription in
             // What was removed is let go after the lock is released: the listener may hold the last reference to
             // another token of this store. (Not `withExtendedLifetime`: its generic destroy of the optional cost
             // about 200 instructions.)
             guard let removal = store.core.withLock({ $0.remove(subscription) }) else { return }
-            if removal.wasLast, store.upstream != nil { store.lostItsLastSubscriber() }
+            if removal.wasLast, case .scope(let upstream) = store.role { store.lostItsLastSubscriber(upstream) }
         }
     }
 
     deinit {
-        if let upstream, upstream.isFollowing {
-            upstream.tree.withLock { tree in
-                _ = upstream.takeLink()
-                upstream.parentMayStop(&tree)
+        switch role {
+        case .root(let root):
+            root.persistence?.ownerDidEnd()
+        case .scope(let upstream):
+            if upstream.isFollowing {
+                upstream.tree.withLock { tree in
+                    _ = upstream.takeLink()
+                    upstream.parentMayStop(&tree)
+                }
             }
         }
-        persistence?.ownerDidEnd()
         effects.cancelAll()
         // Each subscription left lives: its `OwningToken` cancels it, which removes it, before letting it go.
         for case let entry? in core.withLock({ $0.removeAll() }) {
             entry.subscription._withUnsafeGuaranteedRef { $0.cancel() }
+        }
+    }
+
+    /// For a persisted root store: what writes its state to its storage.
+    @inlinable
+    var persistence: (any Persisting<State>)? {
+        switch role {
+        case .root(let root): root.persistence
+        case .scope: nil
+        }
+    }
+
+    /// For a scoped store: its link to its parent. For tests and diagnostics; the store's own code asks ``role``.
+    var upstream: ScopeUpstream<State, Action>? {
+        switch role {
+        case .root: nil
+        case .scope(let upstream): upstream
         }
     }
 
@@ -156,12 +183,16 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @inlinable
     func reading<Part: Sendable>(_ part: (State) -> Part) -> Part {
         observation.accessed()
-        guard let upstream else { return core.withLock { part($0.state) } }
-        // A following scope's copy lags its parent between the parent's change and the follow: a read that used the
-        // copy once the scope follows, and the parent before, could go backwards. Only an `ifLet` scope, which must
-        // show the last non-`nil` part, and follows from the start to its end, reads its copy.
-        guard upstream.isPinned else { return part(upstream.read()) }
-        return core.withLock { $0.followedState.map(part) } ?? part(upstream.read())
+        switch role {
+        case .root:
+            return core.withLock { part($0.state) }
+        case .scope(let upstream):
+            // A following scope's copy lags its parent between the parent's change and the follow: a read that used
+            // the copy once the scope follows, and the parent before, could go backwards. Only an `ifLet` scope,
+            // which must show the last non-`nil` part, and follows from the start to its end, reads its copy.
+            guard upstream.isPinned else { return part(upstream.read()) }
+            return core.withLock { $0.followedState.map(part) } ?? part(upstream.read())
+        }
     }
 
     /// Sends `action` to the reducer, through the middleware, and returns once it is applied.
@@ -183,62 +214,93 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     /// need: like a lock, a waiting `dispatch` then waits for ever.
     @inlinable
     public func dispatch(_ action: Action) {
-        if let forward { return forward.dispatch(action) }
-        // An idle store, the common case, is claimed without a lock and applies the action at once, without wrapping
-        // it in a `StoreWork` for the queue: copying and destroying that generic enum cost more than the reducer.
-        guard inbox.claimIfIdle() else { return submit(.action(action, origin: nil), waits: .waiting) }
-        pipeline?(self, action)
-        processQueued()
+        // A scoped store's route is its parent's `dispatch`, which waits for the parent's loop as this one would.
+        if case .scope = role { return route(action) }
+        // An idle store, the common case, applies the action at once, without wrapping it in a `StoreWork` for the
+        // queue: copying and destroying that generic enum cost more than the reducer.
+        enter({ route(action) }, orQueue: .action(action, origin: nil), waits: .waiting)
     }
 
-    /// Does `work` now if the store is idle, then what is queued meanwhile, up to this caller's share; or queues it.
+    /// The one route of an action into the middleware and the reducer, wherever it comes from (`dispatch`, `send`,
+    /// an effect, the queue): the ``pipeline``. A scoped store has none of its own: its action goes, converted, to its
+    /// parent, and takes the parent's route.
+    @inlinable @inline(__always)
+    func route(_ action: Action) {
+        pipeline(self, action)
+    }
+
+    /// The one way into the store's work loop, which does one thing at a time, in order: every action, registration,
+    /// replacement of the state and scoped store's work comes in here.
+    ///
+    /// If the store is idle, the caller claims it with one atomic operation, does `now` at once, then what was queued
+    /// meanwhile, up to its share (see ``TurnQueue``): no `StoreWork` is made, no closure escapes. If it is busy, the
+    /// work `later` makes is queued, and the caller waits for it as `waits` says, or does it on its turn. A scoped
+    /// store enters its parent's loop instead: one loop serializes a store and all its scopes.
+    ///
+    /// - Returns: Whether the caller did `now` at once, and, for a caller that suspends, the record to await.
+    @inlinable @inline(__always) @discardableResult
+    func enter(
+        _ now: () -> Void,
+        orQueue later: @autoclosure () -> StoreWork<State, Action>,
+        waits: Arrival
+    ) -> Entered {
+        if case .scope(let upstream) = role {
+            return upstream.enterParent(now, { [self] in bodyForParent(later()) }, waits)
+        }
+        guard inbox.claimIfIdle() else { return enterBusy(later(), waits: waits) }
+        now()
+        finishTurn()
+        return .didNow
+    }
+
+    /// ``enter(_:orQueue:waits:)`` on a busy root store: claims it if it becomes idle soon (a caller that blocks
+    /// anyway), else queues `work` and waits for it, or for its turn to do it.
+    @inlinable
+    func enterBusy(_ work: StoreWork<State, Action>, waits: Arrival) -> Entered {
+        if waits == .waiting, inbox.claimSoon() {
+            perform(work)
+            finishTurn()
+            return .handedOn
+        }
+        switch inbox.submit({ work }, waiting: waits.waiting(for: self)) {
+        case .performNow(let work):
+            perform(work)
+            finishTurn()
+        case .queued:
+            break
+        case .wait(let caller):
+            if waits == .suspending { return .suspend(caller) }
+            if let next = inbox.wait(caller) { keepWorking(from: next) }
+        }
+        return .handedOn
+    }
+
+    /// A scoped store's work, as its parent's loop runs it.
+    @usableFromInline
+    func bodyForParent(_ work: StoreWork<State, Action>) -> @Sendable () -> Void {
+        if case .run(let body) = work { return body }
+        return { [self] in perform(work) }
+    }
+
+    /// Queues `work` behind the store's other work, or does it now if the store is idle (see
+    /// ``enter(_:orQueue:waits:)``).
     /// - Parameter waits: How a caller from outside the store's work waits for `work` and what it queues.
     @inlinable
     func submit(_ work: StoreWork<State, Action>, waits: Arrival = .detached) {
-        if let serializer {
-            return serializer({ [self] in perform(work) }, waits)
-        }
-        if waits == .waiting, inbox.claimSoon() { return process(work) }
-        switch inbox.submit({ work }, waiting: waits.waiting(for: self)) {
-        case .performNow(let work): process(work)
-        case .queued: return
-        case .wait(let caller):
-            if let next = inbox.wait(caller) { keepWorking(from: next) }
-        }
+        enter({ perform(work) }, orQueue: work, waits: waits)
     }
 
-    /// Runs `body` in order with the store's other work: now if the store is idle, then what is queued meanwhile;
-    /// otherwise after the work queued before it, waiting for it as ``dispatch(_:)`` does. Like ``dispatch(_:)``, an
-    /// idle store makes no `StoreWork` for it: the generic enum's copies cost more than registering a subscriber.
+    /// Runs `body` in order with the store's other work, waiting for it as `waits` says (see
+    /// ``enter(_:orQueue:waits:)``).
     @inlinable
     func run(_ body: @escaping @Sendable () -> Void, waits: Arrival = .waiting) {
-        if let serializer { return serializer(body, waits) }
-        guard inbox.claimIfIdle() else { return submit(.run(body), waits: waits) }
-        body()
-        processQueued()
+        enter(body, orQueue: .run(body), waits: waits)
     }
 
-    /// Runs `body` now, then what is queued meanwhile, if the store is idle; returns `false`, doing nothing, if it is
-    /// busy or serialized. For work that is usually done at once: a caller's local function becomes an escaping
-    /// closure, an allocation, only where it is passed to ``run(_:waits:)`` when this fails.
-    @inlinable
-    func runIfIdle(_ body: () -> Void) -> Bool {
-        guard serializer == nil, inbox.claimIfIdle() else { return false }
-        body()
-        processQueued()
-        return true
-    }
-
-    /// The worker's loop: `work`, then what is queued, until this caller's turn ends.
+    /// Ends the worker's turn: gives the store back if nothing was queued since it claimed it, else goes on with
+    /// what is queued, until the turn ends.
     @inlinable @inline(__always)
-    func process(_ work: StoreWork<State, Action>) {
-        perform(work)
-        processQueued()
-    }
-
-    /// The rest of the worker's loop: what is queued, until this caller's turn ends.
-    @inlinable @inline(__always)
-    func processQueued() {
+    func finishTurn() {
         if inbox.finishIfNothingQueued() { return }
         keepWorking(from: inbox.next())
     }
@@ -269,7 +331,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
                 defer { origin.endWork() }
                 guard !origin.isCancelled else { return }
             }
-            pipeline?(self, action)
+            route(action)
         case .run(let body):
             body()
         case .replaceState(let newState):
