@@ -3,7 +3,7 @@ import Statehouse
 
 /// What an ``InMemoryStorage`` does to a call that meets an injected fault.
 public enum InMemoryStorageFault: Sendable {
-    /// Throws `error` (by default a ``StorageError`` of kind `.io` naming the operation and key), changing nothing.
+    /// Throws `error` (by default a `StorageError` of kind `.io` naming the operation and key), changing nothing.
     ///
     /// A transaction fails as a database's does when it is rolled back: its transform runs, and what it returned
     /// is not stored. `then` runs after the data is left as it was and before the error is thrown, on the calling
