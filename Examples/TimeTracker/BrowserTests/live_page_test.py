@@ -43,7 +43,7 @@ def start_server(timetrack, storage):
     server = subprocess.Popen(
         [timetrack, "serve", "--port", "0", *storage], stdout=subprocess.PIPE, text=True
     )
-    deadline = time.time() + 30
+    deadline = time.time() + 60
     while time.time() < deadline:
         line = server.stdout.readline()
         match = re.search(r"serving (http://127\.0\.0\.1:\d+/)", line)
@@ -122,7 +122,9 @@ def click(driver, name, button):
     in_row(driver, name, lambda found: found.find_element(By.CSS_SELECTOR, "button." + button).click())
 
 
-def wait_for(driver, condition, what, timeout=10):
+def wait_for(driver, condition, what, timeout=60):
+    """Waits until `condition()` holds; a generous deadline, since what is sure to come can take seconds on a busy
+    machine, and the wait ends as soon as it does."""
     return WebDriverWait(driver, timeout, ignored_exceptions=[StaleElementReferenceException]).until(
         lambda _: condition(), message=f"timed out waiting for {what}"
     )

@@ -3,7 +3,8 @@ import GRDB
 import Testing
 import TimeTrackerTestSupport
 
-/// Issue 11: each of these ended in a `try!` crash (status 132 after a backtrace); `add > /dev/full` committed first.
+/// Output that cannot be written (a full disk, a reader gone, standard output closed) ends `timetrack` with a message,
+/// or quietly as `head` expects, never with a crash; a change that was committed says so even when its output is lost.
 @Suite("timetrack when its output cannot be written", .serialized)
 struct OutputFailureTests {
     @Test func aFullDiskIsAnErrorNotACrash() throws {

@@ -63,7 +63,7 @@ final class TimetrackProcess {
     static func serve(_ arguments: [String], shellPrefix: String? = nil) async throws -> (server: TimetrackProcess, port: Int) {
         let server = try TimetrackProcess(["serve", "--port", "0"] + arguments, shellPrefix: shellPrefix)
         let serving = #/timetrack is serving http://[^ ]*:(\d+)/#
-        guard await eventually(timeout: .seconds(30), { server.output.contains(serving) }),
+        guard await eventually({ server.output.contains(serving) }),
               let match = server.output.firstMatch(of: serving), let port = Int(match.1)
         else {
             throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "no server: \(server.errors)"])

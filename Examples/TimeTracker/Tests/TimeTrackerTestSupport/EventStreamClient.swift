@@ -41,4 +41,21 @@ public final class EventStreamClient {
             }
         }
     }
+
+    /// Whether the server ends the stream within `timeout`: it sends the response's last chunk, or closes the
+    /// connection. What comes before is read and dropped.
+    public func ends(within timeout: Duration = .seconds(60)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if received.hasSuffix("\r\n0\r\n\r\n") || received.hasPrefix("0\r\n\r\n") { return true }
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count > 0 {
+                received += String(decoding: buffer[..<count], as: UTF8.self)
+            } else if count == 0 {
+                return true
+            }
+        }
+        return false
+    }
 }

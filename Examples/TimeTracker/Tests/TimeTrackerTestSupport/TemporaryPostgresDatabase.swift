@@ -7,10 +7,6 @@ import TimeTrackerCore
 /// One cluster serves every test of the process (started by the first test that needs it): `initdb` and a server
 /// start take seconds, a database a fraction of one. The cluster's watchdog stops it and removes its directory
 /// when the test process ends, however it ends; it never touches a system cluster.
-///
-/// The server inherits the test process's open descriptors. On the development machine a watchdog that kills
-/// orphaned holders of the shared build lock (`flock`) took the daemonized postmaster for one and SIGKILLed it; the
-/// tests after that failed (never passed). Not a fault of the tests or of timetrack; CI runs no such watchdog.
 public final class TemporaryPostgresDatabase: TestDatabase {
     public let name = "timetrack_" + UUID().uuidString.prefix(8).lowercased()
     public let cluster: PostgresTestCluster

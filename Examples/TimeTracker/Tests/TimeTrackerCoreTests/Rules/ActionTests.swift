@@ -4,76 +4,6 @@ import Testing
 import TimeTrackerCore
 import TimeTrackerTestSupport
 
-@Suite("Project names")
-struct ProjectNameTests {
-    @Test func namesAreTrimmedAndComposed() throws {
-        #expect(try ProjectName("  Writing \n").display == "Writing")
-        #expect(try ProjectName("e\u{301}te\u{301}").display == "été")
-    }
-
-    @Test(arguments: ["", "   ", "\n\t "])
-    func anEmptyNameIsRefused(_ name: String) {
-        #expect(throws: TrackerError.emptyName) { try ProjectName(name) }
-    }
-
-    @Test func overlongNamesAndControlCharactersAreRefused() throws {
-        #expect(throws: TrackerError.nameTooLong) { try ProjectName(String(repeating: "x", count: 201)) }
-        #expect(try ProjectName(String(repeating: "é", count: 200)).display.count == 200)
-        #expect(throws: TrackerError.nameHasControlCharacters) { try ProjectName("a\nb") }
-        #expect(throws: TrackerError.nameHasControlCharacters) { try ProjectName("a\u{0}b") }
-    }
-
-    @Test func theKeyIgnoresCaseAndNormalization() throws {
-        #expect(try ProjectName("WRITING").key == (try ProjectName("writing").key))
-        #expect(try ProjectName("ÉTÉ").key == (try ProjectName("e\u{301}te\u{301}").key))
-    }
-
-    // Issue 11: one letter with 7,999 combining marks (16,000 bytes) was one "character", and accepted.
-    @Test func aNameIsBoundedInBytesToo() throws {
-        let heavy = "a" + String(repeating: "\u{301}", count: 7_999)
-        #expect(heavy.count == 1)
-        #expect(throws: TrackerError.nameTooLong) { try ProjectName(heavy) }
-        #expect(throws: TrackerError.nameTooLong) { try ProjectName(String(repeating: "€", count: 134)) }  // 402 bytes
-        #expect(try ProjectName(String(repeating: "€", count: 133)).display.utf8.count == 399)
-        #expect(TrackerError.nameTooLong.description.contains("400 bytes"))
-    }
-
-    // Issue 11: uniqueness used lowercased(), so these pairs were two projects.
-    @Test(arguments: [("ΟΔΟΣ", "οδος"), ("straße", "STRASSE"), ("ﬁle", "FILE"), ("Ǆemal", "ǆemal")])
-    func theKeyFoldsCaseAsUnicodeDoes(one: String, other: String) throws {
-        #expect(try ProjectName(one).key == (try ProjectName(other).key))
-        #expect(try ProjectName(one).display == one)
-    }
-
-    // Issue 11: names that are invisible, or look like another, were accepted.
-    @Test(arguments: [
-        "Wri\u{200B}ting", "\u{FEFF}Writing", "\u{200C}", "Writing\u{2060}", "\u{202E}gnitirW", "Wri\u{200D}ting",
-        "abc\u{2066}d", "x\u{115F}",
-    ])
-    func invisibleAndDirectionCharactersAreRefused(name: String) {
-        #expect {
-            try ProjectName(name)
-        } throws: { error in
-            guard case .nameHasInvisibleCharacters = error as? TrackerError else { return false }
-            return (error as? TrackerError)?.description.contains("U+") == true
-        }
-    }
-
-    @Test(arguments: ["\u{301}", "\u{301}Writing", "\u{20DD}"])
-    func aNameCannotBeginWithACombiningMark(name: String) {
-        #expect(throws: TrackerError.nameStartsWithCombiningMark) { try ProjectName(name) }
-    }
-
-    @Test(arguments: [
-        "👩\u{200D}👩\u{200D}👧 family", "❤\u{FE0F} hearts", "🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F} Scotland",
-        "1\u{FE0F}\u{20E3} first", "#️⃣ tag", "👍🏽", "🧑🏽‍💻 code", "🇫🇷", "❤️‍🔥", "🏳️‍🌈", "🏳️‍⚧️", "👁️‍🗨️", "🏃🏽‍♀️‍➡️",
-        "🫱🏻‍🫲🏿", "🏴‍☠️", "🐻‍❄️", "🐦‍🔥", "🤷🏾‍♀️",
-    ])
-    func emojiSequencesKeepTheirJoinersAndSelectors(name: String) throws {
-        #expect(try ProjectName(name).display == name.precomposedStringWithCanonicalMapping)
-    }
-}
-
 @Suite("Actions and rules", .serialized)
 struct ActionTests {
     @Test(arguments: TestBackend.allCases)
@@ -166,8 +96,8 @@ struct ActionTests {
         #expect(try await tracker.perform(.stopActivity(projectID: id))?.elapsedSeconds == 0)
     }
 
-    // Issue 11: an hour's activity, the clock stepped back an hour, then ten minutes more: the second activity lay
-    // inside the first, and both were counted (1:10:00 for 1:00:00 of wall time at most).
+    /// An activity started after the clock went back (an NTP step, a laptop resuming) starts where the last one ended,
+    /// never inside it: the same time is never counted twice.
     @Test(arguments: TestBackend.allCases)
     func aClockSetBackNeverMakesActivitiesOverlap(on backend: TestBackend) async throws {
         let database = try testDatabase(on: backend)
@@ -194,7 +124,7 @@ struct ActionTests {
         #expect(try tracker.project(named: " writING ").name == "Writing")
     }
 
-    // Issue 11: Delete on the page removed a project and all its activities at once, with no way back.
+    /// A deleted project can be restored once, with its id, name, creation, finished time and running start.
     @Test(arguments: TestBackend.allCases)
     func aDeleteCanBeUndoneExactlyOnce(on backend: TestBackend) async throws {
         let database = try testDatabase(on: backend)
@@ -233,5 +163,17 @@ struct ActionTests {
         try await tracker.perform(.deleteProject(id: second))  // empties the trash of what is older than an hour
         await #expect(throws: TrackerError.self) { try await tracker.perform(.restoreProject(id: first)) }
         #expect(try await tracker.perform(.restoreProject(id: second))?.name == "Reading")
+    }
+
+    /// The trash keeps a deleted project for an hour, even when no later delete empties it: a project deleted two days
+    /// ago cannot be restored.
+    @Test func aProjectDeletedMoreThanAnHourAgoCannotBeRestored() async throws {
+        let database = TemporaryDatabase()
+        let clock = TestClock()
+        let tracker = try clock.tracker(at: database.path)
+        let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
+        try await tracker.perform(.deleteProject(id: id))
+        clock.advance(by: 2 * 86_400)
+        await #expect(throws: TrackerError.self) { try await tracker.perform(.restoreProject(id: id)) }
     }
 }

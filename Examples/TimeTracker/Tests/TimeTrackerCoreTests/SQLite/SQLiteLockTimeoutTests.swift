@@ -1,0 +1,35 @@
+import Foundation
+import Statehouse
+import Testing
+import TimeTrackerCore
+import TimeTrackerTestSupport
+
+/// How long a write waits for another program's lock on the SQLite database: the lock timeout, counted from when the
+/// action was performed; past it, `databaseLocked`, nothing written.
+@Suite("Waiting for another program's lock on SQLite", .serialized)
+struct SQLiteLockTimeoutTests {
+    /// While another program holds the write lock, a write waits the lock timeout and is refused as `databaseLocked`,
+    /// saying how long it waited and no SQL, and writes nothing; once the lock is gone, the write lands.
+    @Test func aWriteThatCannotGetTheLockInTimeIsRefusedAndWritesNothing() async throws {
+        let database = TemporaryDatabase()
+        let tracker = try TestClock().tracker(at: database.path, lockTimeout: .milliseconds(300))
+        let holder = try await DatabaseLockHolder(path: database.path)
+        await #expect(throws: TrackerError.databaseLocked(waited: .milliseconds(300))) {
+            try await tracker.perform(.addProject(name: "Writing"))
+        }
+        #expect(TrackerError.databaseLocked(waited: .milliseconds(300)).description.contains("waited 0.3 s"))
+        #expect(TrackerError.databaseLocked(waited: .seconds(5)).description.contains("waited 5 s"))
+        try await holder.release()
+        // A tracker of its own, with time to spare: 300 ms from `perform` can pass before the write starts on a
+        // loaded machine.
+        try await TestClock().tracker(at: database.path, lockTimeout: .seconds(60)).perform(.addProject(name: "Writing"))
+        #expect(try database.count("project") == 1)
+    }
+
+    /// A lock timeout of 0 means "never wait", not "never write": a database nobody holds is written to.
+    @Test func aLockTimeoutOfZeroStillWritesToADatabaseNobodyHolds() async throws {
+        let database = TemporaryDatabase()
+        let tracker = try TestClock().tracker(at: database.path, lockTimeout: .zero)
+        await #expect(throws: Never.self) { try await tracker.perform(.addProject(name: "Writing")) }
+    }
+}
