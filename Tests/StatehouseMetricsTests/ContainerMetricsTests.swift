@@ -167,7 +167,7 @@ struct ContainerMetricsTests {
             for _ in 0..<3 { count.update { $0 += 1 } }
         }
         queue.resume()
-        #expect(await eventually(timeout: .seconds(60)) { fixture.changes(key: "metrics.releasedFirst") == 3 })
+        #expect(await eventually { fixture.changes(key: "metrics.releasedFirst") == 3 })
         withExtendedLifetime(token) {}
     }
 }

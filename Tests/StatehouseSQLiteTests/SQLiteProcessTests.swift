@@ -161,13 +161,13 @@ struct DatabaseChangeMonitorTests {
         #expect(try await Worker(database: database, key: "k", "set", "1").finish())
         // The worker commits more than once (its storage's migration, then the value): polls that fall between its
         // commits report each, so count calls rather than expect exactly one (a ThreadSanitizer run saw two).
-        // A generous deadline: the whole suite under ThreadSanitizer on two cores once kept the monitor from
-        // polling for more than 5 s.
-        #expect(await eventually(timeout: .seconds(60)) { calls.elements.count >= 1 })
+        // A generous deadline (`eventually`'s): the whole suite under ThreadSanitizer on two cores once kept the
+        // monitor from polling for more than 5 s.
+        #expect(await eventually { calls.elements.count >= 1 })
         try await Task.sleep(for: .milliseconds(100))  // lets the monitor see the worker's last commit, if not yet
         let afterWorker = calls.elements.count
         try storage.save(Data("2".utf8), key: "k")  // this process, another connection than the monitor's
-        #expect(await eventually(timeout: .seconds(60)) { calls.elements.count > afterWorker })
+        #expect(await eventually { calls.elements.count > afterWorker })
         _ = monitor
     }
 

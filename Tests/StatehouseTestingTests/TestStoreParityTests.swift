@@ -285,7 +285,7 @@ struct TestStoreParityTests {
         }
         await store.send(1) { $0 = 1 }
         async let opened: Void = { gate.open() }()
-        await store.receive(2, timeout: .seconds(30)) { $0 = 2 }
+        await store.receive(2, timeout: .seconds(120)) { $0 = 2 }
         await opened
         await store.finish()
     }

@@ -270,7 +270,7 @@ struct ReadYourOwnWriteCyclesAndContentionTests {
         }
         // Watched from a thread of its own: the pool may be starved.
         let done = await offThePool {
-            Self.spin(seconds: 60) { finished.count.load(ordering: .acquiring) == 4 }
+            Self.spin(seconds: 120) { finished.count.load(ordering: .acquiring) == 4 }
         }
         #expect(done, "senders and dispatchers on the pool did not finish")
         #expect(misses.load(ordering: .relaxed) == 0)
@@ -306,10 +306,10 @@ struct ReadYourOwnWriteCyclesAndContentionTests {
             }
         }
         #expect(done)
-        let sent = await eventually(timeout: .seconds(60)) { finished.count.load(ordering: .acquiring) == 1 }
+        let sent = await eventually { finished.count.load(ordering: .acquiring) == 1 }
         #expect(sent)
         #expect(misses.load(ordering: .relaxed) == 0)
-        let flooded = await eventually(timeout: .seconds(60)) { store.state.counts[3] == 2_001 }
+        let flooded = await eventually { store.state.counts[3] == 2_001 }
         #expect(flooded, "detached actions lost: \(store.state.counts[3])")
         slow.cancel()
     }

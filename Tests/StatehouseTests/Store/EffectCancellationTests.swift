@@ -61,7 +61,7 @@ struct EffectCancellationTests {
             }
         }
         // Effects whose operation ran but whose action was dropped were cancelled after they registered: each must end.
-        let ended = await eventually(timeout: .seconds(60)) {
+        let ended = await eventually {
             trace.withLock { trace in trace.started.subtracting(trace.delivered).isSubset(of: trace.ended) }
         }
         let runningOn = trace.withLock { $0.started.subtracting($0.delivered).subtracting($0.ended).count }
