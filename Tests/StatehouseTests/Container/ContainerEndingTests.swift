@@ -31,28 +31,38 @@ struct ContainerEndingTests {
     /// lock through its link, with no reference to the container; then `beforeUnlocking` runs and the lock is let
     /// go. The cancellation and the container's `deinit` meet at that one lock, in either order. (`detach` must not
     /// take a reference to the container: it could be its last, and the `deinit` would run inside the link's lock.)
-    /// - Returns: Signalled once each, when the cancellation returned and when the `deinit` did (they may not: the
-    ///   caller waits with a deadline).
+    ///
+    /// Each thread lets go of what it holds (the link, the token, the container) before it signals: a thread's
+    /// closure is released only when the thread ends, later than any signal, and a caller checking that the link
+    /// went must not race it.
+    /// - Returns: Signalled once each, when the cancellation returned, when the `deinit` did, and when the thread
+    ///   that held the lock let go of the link (they may not: the caller waits with a deadline).
     private func cancelWhileTheContainerEnds(
         _ container: inout StateContainer<Int>?,
         cancelling token: SubscriptionToken,
         beforeUnlocking: @escaping @Sendable () -> Void = {}
-    ) async -> (cancelled: DispatchSemaphore, ended: DispatchSemaphore) {
-        let link = container!.link
+    ) async -> (cancelled: DispatchSemaphore, ended: DispatchSemaphore, unlocked: DispatchSemaphore) {
+        let heldLink = Locked<ContainerLink<Int>?>(container!.link)
         let entered = DispatchSemaphore(value: 0)
         let proceed = DispatchSemaphore(value: 0)
+        let unlocked = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            link.locked { _ in
-                entered.signal()
-                proceed.wait()
+            do {
+                let link = heldLink.withLock { $0.take() }
+                link?.locked { _ in
+                    entered.signal()
+                    proceed.wait()
+                }
             }
+            unlocked.signal()
         }
         #expect(await attackWait(for: entered))
         let cancelled = DispatchSemaphore(value: 0)
         let ended = DispatchSemaphore(value: 0)
         let last = Locked<StateContainer<Int>?>(container.take())
+        let cancelling = Locked<SubscriptionToken?>(token)
         Thread.detachNewThread {
-            token.cancel()
+            cancelling.withLock { $0.take() }?.cancel()
             cancelled.signal()
         }
         Thread.detachNewThread {
@@ -61,7 +71,7 @@ struct ContainerEndingTests {
         }
         beforeUnlocking()
         proceed.signal()
-        return (cancelled, ended)
+        return (cancelled, ended, unlocked)
     }
 
     /// A container's tokens do not keep it alive; its link lives until the last token goes.
@@ -193,13 +203,15 @@ struct ContainerEndingTests {
             var token: SubscriptionToken? = container!.observe { _ in calls.add(1, ordering: .relaxed) }
             let weakContainer = AttackWeak(container)
             let weakLink = AttackWeak(container!.link)
-            let (cancelled, ended) = await cancelWhileTheContainerEnds(&container, cancelling: token!)
-            #expect(await attackWait(for: cancelled, seconds: 15), "round \(round): the cancellation never returned")
-            #expect(await attackWait(for: ended, seconds: 15), "round \(round): the deinit never returned")
+            let (cancelled, ended, unlocked) = await cancelWhileTheContainerEnds(&container, cancelling: token!)
+            #expect(await attackWait(for: cancelled), "round \(round): the cancellation never returned")
+            #expect(await attackWait(for: ended), "round \(round): the deinit never returned")
             #expect(weakContainer.object == nil)
             #expect(token!.isCancelled)
             #expect(calls.load(ordering: .relaxed) == 0)
-            // Once the token goes, nothing holds the link (and the state it held went with the container).
+            // Once the token goes, nothing holds the link (and the state it held went with the container). The
+            // thread that held the link's lock must have let go of the link first: it holds it until then.
+            _ = await attackWait(for: unlocked)
             token = nil
             #expect(weakLink.object == nil)
         }
@@ -224,7 +236,7 @@ struct ContainerEndingTests {
         }
         container!.modify(1)
         #expect(await attackWait(for: inListener))
-        let (cancelled, ended) = await cancelWhileTheContainerEnds(&container, cancelling: tokenT) {
+        let (cancelled, ended, _) = await cancelWhileTheContainerEnds(&container, cancelling: tokenT) {
             listenerGo.signal()
         }
         #expect(await attackWait(for: cancelled, seconds: 15), "the cancellation never returned")
