@@ -112,7 +112,7 @@ struct InMemoryStorageTests {
         clock.advance(by: .seconds(5))
         try await saved
         #expect(storage.contents(of: "k") == Data([1]))
-        #expect(storage.lastChange(of: "k")?.instant == ManualClock.Instant(offset: .zero))
+        #expect(storage.lastChange(of: "k")?.instant == ManualClock.Instant(offset: .seconds(5)))
         clock.advance(by: .seconds(1))
         storage.changeOutside(key: "k", to: nil)
         #expect(storage.lastChange(of: "k")?.instant == ManualClock.Instant(offset: .seconds(6)))

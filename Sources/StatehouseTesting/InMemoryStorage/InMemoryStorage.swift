@@ -72,7 +72,6 @@ public final class InMemoryStorage<C: Clock<Duration>>: TransactionalStorage, Ch
     /// Runs `transform` and stores its answer under the storage's lock, as a database transaction holds its write
     /// lock: `transform` must not call the storage.
     public func transact(key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint {
-        let now = clock.now
         switch state.withLock({ $0.beginCall(.transact, key: key) }) {
         case .fail(let error, let then)?:
             // Rolled back: the transform ran on the stored data, and its answer is dropped.
@@ -82,15 +81,16 @@ public final class InMemoryStorage<C: Clock<Duration>>: TransactionalStorage, Ch
         case .run(let body)?:
             let answer = try state.withLock { try transform($0.data(for: key)) }
             body()
+            let now = clock.now
             return tell(state.withLock { $0.store(answer, under: key, at: now, outside: false) })
         case .delay(let duration)?:
             wait(duration)
-            return try commit(key: key, at: now, transform)
+            return try commit(key: key, transform)
         case .failAfterCommit?:
-            _ = try commit(key: key, at: now, transform)
+            _ = try commit(key: key, transform)
             throw commitAnswerLost(.transact, key: key)
         case nil:
-            return try commit(key: key, at: now, transform)
+            return try commit(key: key, transform)
         }
     }
 
@@ -99,10 +99,9 @@ public final class InMemoryStorage<C: Clock<Duration>>: TransactionalStorage, Ch
         error.cause is CommitAnswerLost
     }
 
-    private func commit(
-        key: String, at now: C.Instant, _ transform: (Data?) throws -> Data?
-    ) throws -> StorageFingerprint {
-        tell(try state.withLock { state in
+    private func commit(key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint {
+        let now = clock.now
+        return tell(try state.withLock { state in
             state.store(try transform(state.data(for: key)), under: key, at: now, outside: false)
         })
     }
@@ -206,7 +205,6 @@ public final class InMemoryStorage<C: Clock<Duration>>: TransactionalStorage, Ch
         key: String,
         _ body: (inout State, C.Instant) -> (Result, [State.Watcher])
     ) throws(StorageError) -> Result {
-        let now = clock.now
         let fault = state.withLock { $0.beginCall(operation, key: key) }
         switch fault {
         case .fail(let error, let then)?:
@@ -219,6 +217,8 @@ public final class InMemoryStorage<C: Clock<Duration>>: TransactionalStorage, Ch
         case .failAfterCommit?, nil:
             break
         }
+        // Read after any delay: a change is stamped when it is made.
+        let now = clock.now
         let result = tell(state.withLock { body(&$0, now) })
         if case .failAfterCommit? = fault { throw commitAnswerLost(operation.storageOperation, key: key) }
         return result

@@ -99,13 +99,15 @@ struct InMemoryStorageState<Instant: Sendable>: Sendable {
     /// in the order they were injected, else the first standing one (`always`, `every`).
     mutating func beginCall(_ operation: InMemoryStorageOperations, key: String) -> InMemoryStorageFault? {
         calls[operation.rawValue, default: 0] += 1
-        let counted = faults.indices.filter { faults[$0].times.isCounted }
-        let standing = faults.indices.filter { !faults[$0].times.isCounted }
-        for index in counted + standing where faults[index].fires(on: operation, key: key) {
-            let fault = faults[index].fault
-            if faults[index].isSpent { faults.remove(at: index) }
-            injected[operation.rawValue, default: 0] += 1
-            return fault
+        guard !faults.isEmpty else { return nil }
+        for counted in [true, false] {
+            for index in faults.indices
+            where faults[index].times.isCounted == counted && faults[index].fires(on: operation, key: key) {
+                let fault = faults[index].fault
+                if faults[index].isSpent { faults.remove(at: index) }
+                injected[operation.rawValue, default: 0] += 1
+                return fault
+            }
         }
         return nil
     }
