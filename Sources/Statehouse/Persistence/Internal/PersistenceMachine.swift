@@ -40,6 +40,18 @@ struct PersistenceMachine<Value: Sendable> {
         case keepAsideFirst(Snapshot, number: UInt64)
     }
 
+    /// What a check for an outside change does next.
+    enum CheckStep: Equatable {
+        /// Read the key, or take what was read.
+        case go
+        /// Nothing to take: the key holds what this process last read or wrote, or a local change is pending (it is
+        /// newer, and will overwrite the stored value).
+        case stop
+        /// The owner's count the check read is stale: a value taken or a write ended since. Check again, or the
+        /// change that asked for this check is left for the safety net.
+        case again
+    }
+
     let policy: WritePolicy
     /// `false` when the stored data could not be read or kept aside.
     let canWrite: Bool
@@ -346,20 +358,31 @@ struct PersistenceMachine<Value: Sendable> {
     /// The owner answered with its count: whether the storage's `fingerprint` may be a change worth reading. It is
     /// not what this process last read or wrote, and no local change is pending. Remembers nothing:
     /// ``shouldReload(ownerCount:fingerprint:)`` decides on the fingerprint of what was then read.
-    mutating func isWorthReading(ownerCount: UInt64, fingerprint: StorageFingerprint) -> Bool {
+    mutating func isWorthReading(ownerCount: UInt64, fingerprint: StorageFingerprint) -> CheckStep {
         busyChecks = 0
-        return !hasPendingChange(ownerCount: ownerCount) && fingerprint != knownFingerprint
+        return step(ownerCount: ownerCount, fingerprint: fingerprint)
     }
 
     /// Whether to take what was read, whose fingerprint is `fingerprint`: it is not what this process last read or
     /// wrote, and no local change is pending (it is newer, and will overwrite the stored value). Remembers the
-    /// fingerprint.
-    mutating func shouldReload(ownerCount: UInt64, fingerprint: StorageFingerprint) -> Bool {
-        guard !hasPendingChange(ownerCount: ownerCount), fingerprint != knownFingerprint else { return false }
+    /// fingerprint when it says ``CheckStep/go``.
+    mutating func shouldReload(ownerCount: UInt64, fingerprint: StorageFingerprint) -> CheckStep {
+        let next = step(ownerCount: ownerCount, fingerprint: fingerprint)
+        guard next == .go else { return next }
         knownFingerprint = fingerprint
         // Other bytes than those that could not be kept: if they are bad too, the check fails and says so again.
         unkeptOutsideData = nil
-        return true
+        return .go
+    }
+
+    /// The owner's count decides first: past what is saved, a local change is pending; behind it, the count is
+    /// stale. Counts only rise, and `savedCount` only takes counts the owner had, so a count behind it was read
+    /// before a value an earlier check handed over landed (or before a write ended): the check knows nothing of the
+    /// owner as it is now.
+    private func step(ownerCount: UInt64, fingerprint: StorageFingerprint) -> CheckStep {
+        if ownerCount < savedCount { return .again }
+        guard !hasPendingChange(ownerCount: ownerCount), fingerprint != knownFingerprint else { return .stop }
+        return .go
     }
 
     /// What the storage holds when following starts.

@@ -92,7 +92,7 @@ extension StatePersistence {
             }
             return
         }
-        let found: (value: Value, fingerprint: StorageFingerprint)?
+        let found: OutsideValue
         do {
             found = try outsideValue(in: changeDetecting, ownerCount: count)
         } catch {
@@ -100,45 +100,77 @@ extension StatePersistence {
             DispatchQueue.global().async { self.report(.checkFailed(error, number: number)) }
             return
         }
-        if let number = machine.withLock({ $0.checkSucceeded(tookValue: found != nil) }) {
+        if let number = machine.withLock({ $0.checkSucceeded(tookValue: found.isValue) }) {
             DispatchQueue.global().async { self.report(.withdrawn(number: number)) }
         }
-        guard let (value, fingerprint) = found else { return }
-        applier.async { [weak self] in
-            guard let owner = self?.following.withLock({ $0?.owner }) else { return }
-            owner.takeStoredValue(value, ifUnchangedSince: count) { [weak self] in
-                guard let self else { return }
-                // Forgotten, so that the next check reads the key again: it may hold a newer value than the one
-                // refused, which no notification will announce again.
-                writer.async { self.machine.withLock { $0.refused(fingerprint) } }
-                requestCheck()
+        switch found {
+        case .nothing:
+            return
+        case .ownerCountWentStale:
+            requestCheck()
+        case .value(let value, let fingerprint):
+            applier.async { [weak self] in
+                guard let owner = self?.following.withLock({ $0?.owner }) else { return }
+                owner.takeStoredValue(value, ifUnchangedSince: count) { [weak self] in
+                    guard let self else { return }
+                    // Forgotten, so that the next check reads the key again: it may hold a newer value than the one
+                    // refused, which no notification will announce again. Asked for only once forgotten: a check
+                    // queued before would find the fingerprint known, and take this request for its own.
+                    writer.async {
+                        self.machine.withLock { $0.refused(fingerprint) }
+                        self.requestCheck()
+                    }
+                }
             }
         }
     }
 
-    /// Runs on `writer`: the value someone else stored, if there is one to take; `nil` if nothing changed, a local
-    /// change is pending, or the change says nothing about the value (a removal, where nothing stored is no value).
+    /// What a check found under the key.
+    private enum OutsideValue {
+        /// A value someone else stored, to take.
+        case value(Value, fingerprint: StorageFingerprint)
+        /// Nothing to take: nothing changed, a local change is pending, or the change says nothing about the value.
+        case nothing
+        /// The owner's count the check read went stale while it ran (see ``PersistenceMachine/CheckStep/again``).
+        case ownerCountWentStale
+
+        var isValue: Bool {
+            if case .value = self { true } else { false }
+        }
+    }
+
+    /// Runs on `writer`: the value someone else stored, if there is one to take.
     ///
     /// - Throws: `StorageError`: the key could not be read, or what is stored does not decode (then a copy is
     ///   kept aside, and this process's next write replaces it; if no copy could be kept, writes wait until one is).
     private func outsideValue(
         in changeDetecting: any ChangeDetectingStorage, ownerCount count: UInt64
-    ) throws(StorageError) -> (value: Value, fingerprint: StorageFingerprint)? {
+    ) throws(StorageError) -> OutsideValue {
         // The fingerprint alone first: it is cheap, and most checks (this process's own writes, another key of the
         // same database) end there.
-        let quick: StorageFingerprint
         let read: (data: Data?, fingerprint: StorageFingerprint)
         do {
-            quick = try changeDetecting.fingerprint(key: key)
-            guard machine.withLock({ $0.isWorthReading(ownerCount: count, fingerprint: quick) }) else { return nil }
+            let quick = try changeDetecting.fingerprint(key: key)
+            switch machine.withLock({ $0.isWorthReading(ownerCount: count, fingerprint: quick) }) {
+            case .go: break
+            case .stop: return .nothing
+            case .again: return .ownerCountWentStale
+            }
             read = try changeDetecting.loadWithFingerprint(key: key)
         } catch {
             throw outsideReadError(error)
         }
-        guard machine.withLock({ $0.shouldReload(ownerCount: count, fingerprint: read.fingerprint) }) else { return nil }
-        guard let data = read.data else { return codec.whenRemoved.map { ($0, read.fingerprint) } }
+        switch machine.withLock({ $0.shouldReload(ownerCount: count, fingerprint: read.fingerprint) }) {
+        case .go: break
+        case .stop: return .nothing
+        case .again: return .ownerCountWentStale
+        }
+        // A removal says nothing about the value, where nothing stored is no value.
+        guard let data = read.data else {
+            return codec.whenRemoved.map { .value($0, fingerprint: read.fingerprint) } ?? .nothing
+        }
         do {
-            return (try codec.decode(data), read.fingerprint)
+            return .value(try codec.decode(data), fingerprint: read.fingerprint)
         } catch {
             throw undecodableOutsideData(data, error: error)
         }
