@@ -11,7 +11,7 @@ struct ChangeCountReaderTests {
     /// container is gone, and it never keeps the container alive.
     @Test func containerChangeCountReaderSaysCountBusyAndEnded() async {
         var container: StateContainer<Int>? = StateContainer(0, key: "attack.cancelstate.reader.\(UUID().uuidString)")
-        let weak = AttackWeak(container)
+        let weak = SharedWeak(container)
         let reader = container!.changeCountReader()
         let link = container!.link
         #expect(reader() == .count(container!.changeCount))
@@ -23,13 +23,13 @@ struct ChangeCountReaderTests {
         let holder = onAThreadOfItsOwn {
             link.state.withLock { _ in
                 locked.signal()
-                _ = unlock.wait(timeout: .now() + .seconds(attackPatience))
+                _ = unlock.wait(timeout: .now() + .seconds(signalPatience))
             }
         }
-        #expect(await attackWait(for: locked))
+        #expect(await waitOffThePool(for: locked))
         let whileHeld = await offThePool { reader() }
         unlock.signal()
-        #expect(await attackWait(for: holder))
+        #expect(await waitOffThePool(for: holder))
         #expect(whileHeld == .busy)
         container = nil
         #expect(weak.object == nil, "the reader kept the container alive")
@@ -52,13 +52,13 @@ struct ChangeCountReaderTests {
         Thread.detachNewThread {
             link.locked { _ in
                 entered.signal()
-                _ = proceed.wait(timeout: .now() + .seconds(attackPatience))
+                _ = proceed.wait(timeout: .now() + .seconds(signalPatience))
             }
         }
-        #expect(await attackWait(for: entered))
+        #expect(await waitOffThePool(for: entered))
         #expect(read() == .busy)
         proceed.signal()
-        #expect(await offThePool { attackSpin(timeout: .seconds(60)) { read() != .busy } })
+        #expect(await offThePool { spinWait(timeout: .seconds(60)) { read() != .busy } })
         weak let weakContainer = container
         container = nil
         #expect(weakContainer == nil, "the reader kept the container alive")

@@ -27,15 +27,15 @@ struct CombinedTokenTests {
     /// (no wait) and the other; the round then walks past the parts' entries, calling neither again.
     @Test func aCombinedTokenLetGoInsideAPartsCall() {
         let c = StateContainer(0, key: "attack.merge.combinedInside.\(UUID().uuidString)")
-        let slot = AttackSlot<SubscriptionToken>()
-        let heard = AttackCounter()
+        let slot = SharedSlot<SubscriptionToken>()
+        let heard = SharedCounter()
         let first = c.observe { value in
             _ = heard.increment()
             if value == 1 { slot.letGo() }
         }
         let second = c.observe { _ in _ = heard.increment() }
         slot.set(SubscriptionToken.combining([first, second]))
-        let weakFirst = AttackWeak(first)
+        let weakFirst = SharedWeak(first)
         _ = consume first
         _ = consume second
         c.modify(1)

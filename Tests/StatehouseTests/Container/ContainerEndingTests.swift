@@ -12,7 +12,7 @@ private final class SpinBarrier: Sendable {
     init(_ count: Int) { self.count = count }
     func arriveAndWait(generation: Int) {
         arrived.add(1, ordering: .acquiringAndReleasing)
-        attackSpin(timeout: .seconds(60)) { arrived.load(ordering: .acquiring) >= count * generation }
+        spinWait(timeout: .seconds(60)) { arrived.load(ordering: .acquiring) >= count * generation }
     }
 }
 
@@ -56,7 +56,7 @@ struct ContainerEndingTests {
             }
             unlocked.signal()
         }
-        #expect(await attackWait(for: entered))
+        #expect(await waitOffThePool(for: entered))
         let cancelled = DispatchSemaphore(value: 0)
         let ended = DispatchSemaphore(value: 0)
         let last = Locked<StateContainer<Int>?>(container.take())
@@ -77,8 +77,8 @@ struct ContainerEndingTests {
     /// A container's tokens do not keep it alive; its link lives until the last token goes.
     @Test func aContainerTokenDoesNotKeepItsContainerAliveAndTheLinkGoesWithTheTokens() {
         var container: StateContainer<Int>? = StateContainer(0, key: "attack.link.weak.\(UUID().uuidString)")
-        let weakContainer = AttackWeak(container)
-        let weakLink = AttackWeak(container!.link)
+        let weakContainer = SharedWeak(container)
+        let weakLink = SharedWeak(container!.link)
         let calls = Recorder<Int>()
         var tokens: [SubscriptionToken] = (0..<3).map { _ in container!.observe { calls.append($0) } }
         container!.bind(name: "n") { _ in }
@@ -102,8 +102,8 @@ struct ContainerEndingTests {
             var tokens: [SubscriptionToken?]
         }
         let rounds = Locked<[Round]>([])
-        let weakContainers = Locked<[AttackWeak<StateContainer<Int>>]>([])
-        let weakLinks = Locked<[AttackWeak<ContainerLink<Int>>]>([])
+        let weakContainers = Locked<[SharedWeak<StateContainer<Int>>]>([])
+        let weakLinks = Locked<[SharedWeak<ContainerLink<Int>>]>([])
         let calls = Atomic<Int>(0)
         for i in 0..<iterations {
             let container = StateContainer(0, key: "attack.link.hammer.\(i).\(UUID().uuidString)")
@@ -111,8 +111,8 @@ struct ContainerEndingTests {
             for _ in 0..<(threads - 1) * 2 {
                 tokens.append(container.observe { _ in calls.add(1, ordering: .relaxed) })
             }
-            weakContainers.withLock { $0.append(AttackWeak(container)) }
-            weakLinks.withLock { $0.append(AttackWeak(container.link)) }
+            weakContainers.withLock { $0.append(SharedWeak(container)) }
+            weakLinks.withLock { $0.append(SharedWeak(container.link)) }
             rounds.withLock { $0.append(Round(container: container, tokens: tokens)) }
         }
         let barrier = SpinBarrier(threads)
@@ -149,11 +149,11 @@ struct ContainerEndingTests {
         let iterations = 400
         let threads = 4
         let lateCalls = Atomic<Int>(0)
-        let weakContainers = Locked<[AttackWeak<StateContainer<Int>>]>([])
+        let weakContainers = Locked<[SharedWeak<StateContainer<Int>>]>([])
         for i in 0..<iterations {
             let a = StateContainer(0, key: "attack.link.pair.a.\(i).\(UUID().uuidString)")
             let b = StateContainer(0, key: "attack.link.pair.b.\(i).\(UUID().uuidString)")
-            weakContainers.withLock { $0.append(contentsOf: [AttackWeak(a), AttackWeak(b)]) }
+            weakContainers.withLock { $0.append(contentsOf: [SharedWeak(a), SharedWeak(b)]) }
             let held = Locked<[(SubscriptionToken, DoneFlag)]>([])
             @Sendable func cancelAll() {
                 let all = held.withLock { held in defer { held = [] }; return held }
@@ -201,17 +201,17 @@ struct ContainerEndingTests {
             var container: StateContainer<Int>? = StateContainer(0, key: "attack.link.window.\(round).\(UUID())")
             let calls = Atomic<Int>(0)
             var token: SubscriptionToken? = container!.observe { _ in calls.add(1, ordering: .relaxed) }
-            let weakContainer = AttackWeak(container)
-            let weakLink = AttackWeak(container!.link)
+            let weakContainer = SharedWeak(container)
+            let weakLink = SharedWeak(container!.link)
             let (cancelled, ended, unlocked) = await cancelWhileTheContainerEnds(&container, cancelling: token!)
-            #expect(await attackWait(for: cancelled), "round \(round): the cancellation never returned")
-            #expect(await attackWait(for: ended), "round \(round): the deinit never returned")
+            #expect(await waitOffThePool(for: cancelled), "round \(round): the cancellation never returned")
+            #expect(await waitOffThePool(for: ended), "round \(round): the deinit never returned")
             #expect(weakContainer.object == nil)
             #expect(token!.isCancelled)
             #expect(calls.load(ordering: .relaxed) == 0)
             // Once the token goes, nothing holds the link (and the state it held went with the container). The
             // thread that held the link's lock must have let go of the link first: it holds it until then.
-            _ = await attackWait(for: unlocked)
+            _ = await waitOffThePool(for: unlocked)
             token = nil
             #expect(weakLink.object == nil)
         }
@@ -235,13 +235,13 @@ struct ContainerEndingTests {
             listenerDone.signal()
         }
         container!.modify(1)
-        #expect(await attackWait(for: inListener))
+        #expect(await waitOffThePool(for: inListener))
         let (cancelled, ended, _) = await cancelWhileTheContainerEnds(&container, cancelling: tokenT) {
             listenerGo.signal()
         }
-        #expect(await attackWait(for: cancelled, seconds: 15), "the cancellation never returned")
-        #expect(await attackWait(for: ended, seconds: 15), "the container's deinit never returned")
-        let listenerFinished = await attackWait(for: listenerDone, seconds: 15)
+        #expect(await waitOffThePool(for: cancelled, seconds: 15), "the cancellation never returned")
+        #expect(await waitOffThePool(for: ended, seconds: 15), "the container's deinit never returned")
+        let listenerFinished = await waitOffThePool(for: listenerDone, seconds: 15)
         #expect(listenerFinished, "the listener's cancel of another token never returned")
         withExtendedLifetime(tokenS) {}
     }
@@ -277,23 +277,23 @@ struct ContainerEndingTests {
     /// kept past its container reports itself cancelled.
     @Test func containersAndTheirTokensLetGoAtOnce() async {
         for round in 0..<200 {
-            let container = AttackSlot<StateContainer<Int>>()
+            let container = SharedSlot<StateContainer<Int>>()
             container.value = StateContainer(0, key: "attack.tokenIsRegistration.\(round).\(UUID().uuidString)")
             let tokens = Locked<[SubscriptionToken]>((0..<8).map { _ in container.value!.observe { _ in } })
             let kept = container.value!.observe { _ in }
             let go = DispatchSemaphore(value: 0)
             let tokensGone = onAThreadOfItsOwn {
-                _ = go.wait(timeout: .now() + .seconds(attackPatience))
+                _ = go.wait(timeout: .now() + .seconds(signalPatience))
                 tokens.withLock { $0.removeAll() }
             }
             let containerGone = onAThreadOfItsOwn {
-                _ = go.wait(timeout: .now() + .seconds(attackPatience))
+                _ = go.wait(timeout: .now() + .seconds(signalPatience))
                 container.value = nil
             }
             go.signal()
             go.signal()
-            #expect(await attackWait(for: tokensGone))
-            #expect(await attackWait(for: containerGone))
+            #expect(await waitOffThePool(for: tokensGone))
+            #expect(await waitOffThePool(for: containerGone))
             #expect(kept.isCancelled, "round \(round)")
         }
     }
@@ -303,23 +303,23 @@ struct ContainerEndingTests {
     @Test func containersAndTokensOfEveryKindLetGoAtOnce() async {
         let queue = DispatchQueue(label: "attack.merge.everyKind")
         for round in 0..<150 {
-            let container = AttackSlot<StateContainer<Int>>()
+            let container = SharedSlot<StateContainer<Int>>()
             let c = StateContainer(0, key: "attack.merge.everyKind.\(round).\(UUID().uuidString)")
             container.value = c
-            let slots = (0..<8).map { _ in AttackSlot<SubscriptionToken>() }
-            var weakRefs: [AttackWeak<SubscriptionToken>] = []
+            let slots = (0..<8).map { _ in SharedSlot<SubscriptionToken>() }
+            var weakRefs: [SharedWeak<SubscriptionToken>] = []
             for (index, slot) in slots.enumerated() {
                 if index.isMultiple(of: 3) {
                     slot.set(c.observe(on: .queue(queue)) { _ in })
                 } else {
                     slot.set(c.observe { _ in })
                 }
-                if index.isMultiple(of: 2) { weakRefs.append(AttackWeak(slot.value)) }
+                if index.isMultiple(of: 2) { weakRefs.append(SharedWeak(slot.value)) }
             }
             c.bind(name: "n") { _ in }
             let kept = c.observe { _ in }
             let keptQueued = c.observe(on: .queue(queue)) { _ in }
-            let keptWeak = AttackWeak(kept)
+            let keptWeak = SharedWeak(kept)
             let stream = c.values
             let finished = DispatchSemaphore(value: 0)
             Task.detached {
@@ -328,21 +328,21 @@ struct ContainerEndingTests {
             }
             let go = DispatchSemaphore(value: 0)
             let tokensGone = onAThreadOfItsOwn {
-                _ = go.wait(timeout: .now() + .seconds(attackPatience))
+                _ = go.wait(timeout: .now() + .seconds(signalPatience))
                 for slot in slots { slot.letGo() }
             }
             let containerGone = onAThreadOfItsOwn {
-                _ = go.wait(timeout: .now() + .seconds(attackPatience))
+                _ = go.wait(timeout: .now() + .seconds(signalPatience))
                 container.value = nil
             }
             _ = consume c
             go.signal()
             go.signal()
-            #expect(await attackWait(for: tokensGone))
-            #expect(await attackWait(for: containerGone))
+            #expect(await waitOffThePool(for: tokensGone))
+            #expect(await waitOffThePool(for: containerGone))
             #expect(kept.isCancelled && keptQueued.isCancelled, "round \(round)")
             #expect(keptWeak.object != nil)
-            #expect(await attackWait(for: finished), "round \(round): the stream did not finish")
+            #expect(await waitOffThePool(for: finished), "round \(round): the stream did not finish")
         }
     }
 }

@@ -62,8 +62,8 @@ struct ObserveClosureTests {
     func theListenersCapturesLiveAsLongAsTheSubscription(path: String) {
         let container = StateContainer(0, key: uniqueKey("observe.consuming.captures.\(path)"))
         let queue = DispatchQueue(label: "observe.captures")
-        let calls = AttackCounter()
-        let (tokens, weakCaptured): ([SubscriptionToken], AttackWeak<Witness>) = {
+        let calls = SharedCounter()
+        let (tokens, weakCaptured): ([SubscriptionToken], SharedWeak<Witness>) = {
             let captured = Witness()
             let listener: @Sendable (Int) -> Void = { _ in withExtendedLifetime(captured) {}; calls.increment() }
             let tokens: [SubscriptionToken]
@@ -74,7 +74,7 @@ struct ObserveClosureTests {
             case "queuedInitial": tokens = [container.observe(initial: true, on: .queue(queue), listener)]
             default: tokens = [container.observe(listener), container.observe(initial: true, listener)]
             }
-            return (tokens, AttackWeak(captured))
+            return (tokens, SharedWeak(captured))
         }()
         for value in 1...3 { container.modify(value) }
         queue.sync {}

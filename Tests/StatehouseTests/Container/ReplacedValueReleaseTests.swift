@@ -53,7 +53,7 @@ private func queuedTokenReleasedByAChange(update: Bool) {
         ScreenState(n: 0), key: "replacedValue.machine", storage: MemoryStorage(),
         writes: .coalesced(window: .seconds(600)), externalChanges: .ignore
     )
-    let weakContainer = AttackWeak(container)
+    let weakContainer = SharedWeak(container)
     let queue = DispatchQueue(label: "replacedValue.machine.queue")
     let callStarted = DispatchSemaphore(value: 0)
     let holderGone = DispatchSemaphore(value: 0)
@@ -123,7 +123,7 @@ struct ReplacedValueReleaseTests {
         // Registered after the held token: it comes later in the round, so when it hears 2 the held one was asked.
         let watcher = container.observe { if $0.n == 2 { arrived.signal() } }
         try storage.save(JSONEncoder().encode(ScreenState(n: 2)), key: key)
-        #expect(await attackWait(for: arrived), "the outside value never arrived")
+        #expect(await waitOffThePool(for: arrived), "the outside value never arrived")
         #expect(heard.elements == [1], "the token held by the replaced value heard the value that replaced it")
         watcher.cancel()
     }

@@ -22,9 +22,9 @@ struct BoundedTests {
             let count = StateContainer(0, key: "attack.bounded.container")
             let writers = 3
             let perWriter = 2_000
-            let caller = AttackCallerThread()
-            let callsOnCaller = AttackCounter()
-            let written = AttackCounter()
+            let caller = CallerThread()
+            let callsOnCaller = SharedCounter()
+            let written = SharedCounter()
             let writersDone = DispatchSemaphore(value: 0)
             let seen = Recorder<Int>()
             let token = count.observe { value in
@@ -39,7 +39,7 @@ struct BoundedTests {
                         writersDone.signal()
                     }
                 }
-                attackSpin { written.value >= 100 }
+                spinWait { written.value >= 100 }
             }
             let calls = await offThePool { () -> Int in
                 caller.setToCurrent()
@@ -49,7 +49,7 @@ struct BoundedTests {
             }
             #expect(calls >= 1)
             #expect(calls <= 17, "one update delivered \(calls) rounds on its caller's thread")
-            #expect(await attackWait(for: writersDone, count: writers))
+            #expect(await waitOffThePool(for: writersDone, count: writers))
             let last = 1 + writers * perWriter
             #expect(await eventually { seen.elements.last == last }, "the listener never got the last value")
             #expect(count.value == last)
@@ -69,15 +69,15 @@ struct BoundedTests {
         await duringThreadStorm {
             let dispatchers = 3
             let perDispatcher = 1_000
-            let caller = AttackCallerThread()
-            let reducedOnCaller = AttackCounter()
+            let caller = CallerThread()
+            let reducedOnCaller = SharedCounter()
             let store = Store(initialState: Counter()) { (state: inout Counter, action: CounterAction) -> Void in
                 if caller.isCurrent { reducedOnCaller.increment() }
                 counterReducer(&state, action)
             }
-            let dispatched = AttackCounter()
+            let dispatched = SharedCounter()
             let dispatchersDone = DispatchSemaphore(value: 0)
-            let held = AttackFlag()
+            let held = SharedFlag()
             let token = store.subscribe(\.count, initial: false) { _ in
                 guard caller.isCurrent, !held.set() else { return }
                 for _ in 0..<dispatchers {
@@ -89,7 +89,7 @@ struct BoundedTests {
                         dispatchersDone.signal()
                     }
                 }
-                attackSpin { store.inbox.turns.withLock { $0.queue.count } == dispatchers }
+                spinWait { store.inbox.turns.withLock { $0.queue.count } == dispatchers }
             }
             let reduced = await offThePool { () -> Int in
                 caller.setToCurrent()
@@ -99,7 +99,7 @@ struct BoundedTests {
             }
             #expect(reduced >= 1)
             #expect(reduced <= 17, "one dispatch reduced \(reduced) actions on its caller's thread")
-            #expect(await attackWait(for: dispatchersDone, count: dispatchers))
+            #expect(await waitOffThePool(for: dispatchersDone, count: dispatchers))
             let total = 1 + dispatchers * perDispatcher
             #expect(await eventually { store.state.count >= total }, "count \(store.state.count) of \(total)")
             #expect(store.state.count == total, "an action was applied twice")

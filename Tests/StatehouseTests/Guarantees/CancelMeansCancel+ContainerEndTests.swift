@@ -22,7 +22,7 @@ private final class LastReference<T: AnyObject & Sendable>: Sendable {
 /// Cancels `token` on a thread of its own while `held`'s call is inside, lets the call out once that `cancel()` waits
 /// for it (seen in `CancelWaits`, after its first hundred yields) or returned, and says whether it returned with the
 /// call still inside; `nil` if it neither waited nor returned within the deadline.
-private func cancelWhileTheCallIsHeld(_ token: SubscriptionToken, _ held: AttackHeldCall) async -> Bool? {
+private func cancelWhileTheCallIsHeld(_ token: SubscriptionToken, _ held: HeldListenerCall) async -> Bool? {
     let thread = Atomic<UInt>(0)
     let returned = Atomic<Bool>(false)
     let insideWhenReturned = Atomic<Bool>(false)
@@ -33,30 +33,30 @@ private func cancelWhileTheCallIsHeld(_ token: SubscriptionToken, _ held: Attack
         returned.store(true, ordering: .sequentiallyConsistent)
     }
     let waitingOrReturned = await offThePool {
-        attackSpin(timeout: .seconds(60)) {
+        spinWait(timeout: .seconds(60)) {
             let canceller = thread.load(ordering: .sequentiallyConsistent)
             return returned.load(ordering: .sequentiallyConsistent)
                 || (canceller != 0 && CancelWaits.shared.isWaiting(canceller))
         }
     }
     held.letOut()
-    guard waitingOrReturned, await attackWait(for: done) else { return nil }
+    guard waitingOrReturned, await waitOffThePool(for: done) else { return nil }
     return insideWhenReturned.load(ordering: .sequentiallyConsistent)
 }
 
 /// Delivers 1 to `container` on a thread of its own, a call `held` holds; cancels `token` on another thread, which
 /// waits for that call; then cancels it again with ``cancelWhileTheCallIsHeld(_:_:)``, whose answer it returns.
 private func cancelTwiceWhileTheCallIsHeld(
-    _ container: StateContainer<Int>, _ token: SubscriptionToken, _ held: AttackHeldCall
+    _ container: StateContainer<Int>, _ token: SubscriptionToken, _ held: HeldListenerCall
 ) async -> Bool? {
     let delivered = onAThreadOfItsOwn { container.modify(1) }
-    #expect(await attackWait(for: held.entered))
+    #expect(await waitOffThePool(for: held.entered))
     let firstReturned = onAThreadOfItsOwn { token.cancel() }
-    let flagSet = await offThePool { attackSpin(timeout: .seconds(60)) { token.isCancelled } }
+    let flagSet = await offThePool { spinWait(timeout: .seconds(60)) { token.isCancelled } }
     #expect(flagSet)
     let insideWhenSecondReturned = await cancelWhileTheCallIsHeld(token, held)
-    #expect(await attackWait(for: firstReturned), "the first cancel() never returned")
-    #expect(await attackWait(for: delivered))
+    #expect(await waitOffThePool(for: firstReturned), "the first cancel() never returned")
+    #expect(await waitOffThePool(for: delivered))
     return insideWhenSecondReturned
 }
 
@@ -71,26 +71,26 @@ struct CancelMeansCancelContainerEndTests {
     @Test func aTokenCancelledByTheDeinitHasItsClosureReleasedWhileTheDeinitWaitsForAQueuedCall() async {
         var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.release.\(UUID().uuidString)")
         var canary: Witness? = Witness()
-        let weakCanary = AttackWeak(canary)
+        let weakCanary = SharedWeak(canary)
         let token = container!.observe { [canary] _ in withExtendedLifetime(canary) {} }
         canary = nil
-        let held = AttackHeldCall()
+        let held = HeldListenerCall()
         let queued = container!.observe(on: .queue(DispatchQueue(label: "attack.linkstate.release"))) { value in
             if value == 1 { held.call() }
         }
         container!.modify(1)
-        #expect(await attackWait(for: held.entered))
+        #expect(await waitOffThePool(for: held.entered))
         let last = LastReference(container.take()!)
         let ended = onAThreadOfItsOwn { last.letGo() }
         // The deinit cancelled `token` (slot 0), then `queued` (slot 1), and waits for the queued call.
         let deinitWaits = await offThePool {
-            attackSpin(timeout: .seconds(60)) { token.isCancelled && queued.isCancelled }
+            spinWait(timeout: .seconds(60)) { token.isCancelled && queued.isCancelled }
         }
         #expect(deinitWaits)
         token.cancel()
         let releasedOnceCancelled = weakCanary.object == nil
         held.letOut()
-        #expect(await attackWait(for: ended), "the deinit never returned")
+        #expect(await waitOffThePool(for: ended), "the deinit never returned")
         #expect(releasedOnceCancelled, "cancel() returned, and the closure it cancelled is still alive")
         #expect(weakCanary.object == nil, "the closure outlived its container's deinit")
     }
@@ -101,15 +101,15 @@ struct CancelMeansCancelContainerEndTests {
     @Test func afterTheDeinitReturnsNoQueuedCallIsRunning() async {
         for round in 0..<5 {
             var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.q.\(round).\(UUID())")
-            let probe = AttackCancelProbe()
-            let lateCalls = AttackCounter()
-            let ended = AttackFlag()
+            let probe = CancelProbe()
+            let lateCalls = SharedCounter()
+            let ended = SharedFlag()
             let token = container!.observe(on: .queue(DispatchQueue(label: "attack.linkstate.q"))) { _ in
                 if ended.isSet { lateCalls.increment() }
                 probe.call()
             }
             container!.modify(1)
-            #expect(await attackWait(for: probe.entered))
+            #expect(await waitOffThePool(for: probe.entered))
             let last = LastReference(container.take()!)
             let callEnded = await probe.cancel {
                 last.letGo()
@@ -127,7 +127,7 @@ struct CancelMeansCancelContainerEndTests {
     /// cancelled.
     @Test func aSecondCancelOnAnotherThreadWaitsForTheCallInProgress() async {
         let container = StateContainer(0, key: "attack.linkstate.twice.\(UUID().uuidString)")
-        let held = AttackHeldCall()
+        let held = HeldListenerCall()
         let token = container.observe { value in if value == 1 { held.call() } }
         let insideWhenSecondReturned = await cancelTwiceWhileTheCallIsHeld(container, token, held)
         #expect(insideWhenSecondReturned == false, "the second cancel() returned while the listener's call still ran")
@@ -137,7 +137,7 @@ struct CancelMeansCancelContainerEndTests {
     /// cancel waits by cancelling the parts again, each of which waits for its own call.
     @Test func aSecondCancelOfACombinedTokenWaitsForItsPartsCall() async {
         let container = StateContainer(0, key: "attack.linkstate.combined.\(UUID().uuidString)")
-        let held = AttackHeldCall()
+        let held = HeldListenerCall()
         let token = SubscriptionToken.combining([
             container.observe { _ in },
             container.observe { value in if value == 1 { held.call() } },
@@ -151,18 +151,18 @@ struct CancelMeansCancelContainerEndTests {
     /// that call too.
     @Test func aTokenCancelledWhileItsContainersDeinitWaitsWaitsForTheCallToo() async {
         var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.dq.\(UUID().uuidString)")
-        let held = AttackHeldCall()
+        let held = HeldListenerCall()
         let token = container!.observe(on: .queue(DispatchQueue(label: "attack.linkstate.dq"))) { value in
             if value == 1 { held.call() }
         }
         container!.modify(1)
-        #expect(await attackWait(for: held.entered))
+        #expect(await waitOffThePool(for: held.entered))
         let last = LastReference(container.take()!)
         let ended = onAThreadOfItsOwn { last.letGo() }
-        let flagSet = await offThePool { attackSpin(timeout: .seconds(60)) { token.isCancelled } }
+        let flagSet = await offThePool { spinWait(timeout: .seconds(60)) { token.isCancelled } }
         #expect(flagSet)
         let insideWhenCancelReturned = await cancelWhileTheCallIsHeld(token, held)
-        #expect(await attackWait(for: ended), "the deinit never returned")
+        #expect(await waitOffThePool(for: ended), "the deinit never returned")
         #expect(insideWhenCancelReturned == false, "cancel() returned while the listener's queued call still ran")
     }
 
@@ -173,11 +173,11 @@ struct CancelMeansCancelContainerEndTests {
     @Test func aContainerEndsInsideItsOwnQueuedListenersCall() async {
         for round in 0..<10 {
             var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.own.\(round).\(UUID())")
-            let weakContainer = AttackWeak(container)
-            let weakLink = AttackWeak(container!.link)
+            let weakContainer = SharedWeak(container)
+            let weakLink = SharedWeak(container!.link)
             let last = LastReference(container.take()!)
-            let held = AttackHeldCall()
-            let modified = AttackFlag()
+            let held = HeldListenerCall()
+            let modified = SharedFlag()
             let third = Locked<SubscriptionToken?>(last.object!.observe { _ in })
             let endedInside = DispatchSemaphore(value: 0)
             var other: SubscriptionToken? = last.object!.observe(on: .queue(DispatchQueue(label: "attack.ls.b"))) {
@@ -189,7 +189,7 @@ struct CancelMeansCancelContainerEndTests {
             var own: SubscriptionToken? = last.object!.observe(on: .queue(DispatchQueue(label: "attack.ls.a"))) {
                 value in
                 guard value == 1 else { return }
-                attackSpin(timeout: .seconds(60)) { modified.isSet && held.isInside }
+                spinWait(timeout: .seconds(60)) { modified.isSet && held.isInside }
                 last.letGo()  // the last reference: the deinit runs here, inside this call
                 endedInside.signal()
             }
@@ -197,16 +197,16 @@ struct CancelMeansCancelContainerEndTests {
                 last.object?.modify(1)
                 modified.set()
             }
-            #expect(await attackWait(for: modifier))
-            #expect(await attackWait(for: held.entered))
+            #expect(await waitOffThePool(for: modifier))
+            #expect(await waitOffThePool(for: held.entered))
             // The deinit now waits for `other`'s call.
             do {
                 // Scoped: a debug build keeps a local alive until the end of its scope.
                 let otherToken = other!
-                let waits = await offThePool { attackSpin(timeout: .seconds(60)) { otherToken.isCancelled } }
+                let waits = await offThePool { spinWait(timeout: .seconds(60)) { otherToken.isCancelled } }
                 #expect(waits)
                 held.letOut()
-                #expect(await attackWait(for: endedInside, seconds: 30), "round \(round): the deinit never returned")
+                #expect(await waitOffThePool(for: endedInside, seconds: 30), "round \(round): the deinit never returned")
                 #expect(weakContainer.object == nil)
                 #expect(own!.isCancelled && otherToken.isCancelled && third.withLock { $0!.isCancelled })
             }

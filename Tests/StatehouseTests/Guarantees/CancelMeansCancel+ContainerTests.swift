@@ -16,9 +16,9 @@ private final class ThreadSlot: Sendable {
     let id = Atomic<UInt>(0)
 }
 
-/// An attached listener whose first call blocks (see ``AttackCancelProbe``), on a queue of its own.
+/// An attached listener whose first call blocks (see ``CancelProbe``), on a queue of its own.
 private final class BlockingListener: StateListener, Sendable {
-    let probe = AttackCancelProbe()
+    let probe = CancelProbe()
     let queue = DispatchQueue(label: "attack.blockingListener")
 
     var stateListenerQueue: DispatchQueue { queue }
@@ -44,10 +44,10 @@ struct CancelMeansCancelContainerTests {
     @Test func cancelWaitsForAQueuedCallThatIsRunningWhenAnotherChangeIsEnqueued() async {
         for round in 0..<3 {
             let count = StateContainer(0, key: "attack.cancelQueued.container.\(round)")
-            let probe = AttackCancelProbe()
+            let probe = CancelProbe()
             let token = count.observe(on: .queue(DispatchQueue(label: "attack.cancelQueued"))) { _ in probe.call() }
             count.modify(1)
-            #expect(await attackWait(for: probe.entered), "round \(round): the queued call never started")
+            #expect(await waitOffThePool(for: probe.entered), "round \(round): the queued call never started")
             // While the first call runs on the queue, this thread delivers the next change: it only enqueues it,
             // and must not make cancel() believe that no call is running.
             count.modify(2)
@@ -63,7 +63,7 @@ struct CancelMeansCancelContainerTests {
             let listener = BlockingListener()
             count.attach(listener: listener)
             count.modify(1)
-            #expect(await attackWait(for: listener.probe.entered), "round \(round): the listener was never called")
+            #expect(await waitOffThePool(for: listener.probe.entered), "round \(round): the listener was never called")
             count.modify(2)
             let callEnded = await listener.probe.cancel { count.detach(listener: listener) }
             #expect(callEnded, "round \(round): detach returned while the listener was still running")
@@ -88,7 +88,7 @@ struct CancelMeansCancelContainerTests {
             inside.store(true, ordering: .sequentiallyConsistent)
             entered.signal()
             // Wait until Q waits for this call, then cancel the combined token from inside it.
-            let waited = attackSpin(timeout: .seconds(60)) {
+            let waited = spinWait(timeout: .seconds(60)) {
                 let q = qThread.load(ordering: .sequentiallyConsistent)
                 return q != 0 && CancelWaits.shared.isWaiting(q)
             }
@@ -101,15 +101,15 @@ struct CancelMeansCancelContainerTests {
         let combined = SubscriptionToken.combining([t1, t2])
         box.slot.withLock { $0 = combined }
         let delivered = onAThreadOfItsOwn { c1.modify(1) }
-        #expect(await attackWait(for: entered))
+        #expect(await waitOffThePool(for: entered))
         let insideWhenQReturned = Atomic<Bool>(false)
         let qDone = onAThreadOfItsOwn {
             qThread.store(currentThreadIdentity(), ordering: .sequentiallyConsistent)
             combined.cancel()
             insideWhenQReturned.store(inside.load(ordering: .sequentiallyConsistent), ordering: .sequentiallyConsistent)
         }
-        #expect(await attackWait(for: delivered), "the listener's own cancel of the combined token never returned")
-        #expect(await attackWait(for: qDone), "the other thread's cancel never returned")
+        #expect(await waitOffThePool(for: delivered), "the listener's own cancel of the combined token never returned")
+        #expect(await waitOffThePool(for: qDone), "the other thread's cancel never returned")
         let loaded1 = innerCancelReturned.load(ordering: .sequentiallyConsistent)
         #expect(loaded1)
         let loaded2 = qSawWait.load(ordering: .sequentiallyConsistent)
@@ -127,14 +127,14 @@ struct CancelMeansCancelContainerTests {
     @Test(arguments: [false, true]) func everyLaterCancelWaitsForTheHeldCall(combined: Bool) async {
         let c = StateContainer(0, key: "attack.cancelstate.many.\(UUID().uuidString)")
         let other = StateContainer(0, key: "attack.cancelstate.many.other.\(UUID().uuidString)")
-        let held = AttackHeldCall()
+        let held = HeldListenerCall()
         let part = c.observe { value in
             guard value == 1 else { return }
             held.call()
         }
         let token = combined ? SubscriptionToken.combining([part, other.observe { _ in }]) : part
         let delivered = onAThreadOfItsOwn { c.modify(1) }
-        #expect(await attackWait(for: held.entered))
+        #expect(await waitOffThePool(for: held.entered))
         let early = Atomic<Int>(0)
         let returnedCount = Atomic<Int>(0)
         let threads = (0..<3).map { _ in ThreadSlot() }
@@ -149,7 +149,7 @@ struct CancelMeansCancelContainerTests {
             })
         }
         let allWaiting = await offThePool {
-            attackSpin(timeout: .seconds(60)) {
+            spinWait(timeout: .seconds(60)) {
                 let waiting = threads.filter { t in
                     let id = t.id.load(ordering: .sequentiallyConsistent)
                     return id != 0 && CancelWaits.shared.isWaiting(id)
@@ -159,8 +159,8 @@ struct CancelMeansCancelContainerTests {
         }
         #expect(allWaiting, "the cancels neither waited nor returned")
         held.letOut()
-        for d in dones { #expect(await attackWait(for: d)) }
-        #expect(await attackWait(for: delivered))
+        for d in dones { #expect(await waitOffThePool(for: d)) }
+        #expect(await waitOffThePool(for: delivered))
         let loaded4 = early.load(ordering: .sequentiallyConsistent)
         #expect(loaded4 == 0, "a cancel returned while the call ran")
     }
@@ -170,14 +170,14 @@ struct CancelMeansCancelContainerTests {
     /// and a cancel on another thread would return with the call running.
     @Test func aListenerChangingItsOwnContainerInsideItsCallIsStillWaitedFor() async {
         let c = StateContainer(0, key: "attack.cancelstate.reentrant.\(UUID().uuidString)")
-        let held = AttackHeldCall()
+        let held = HeldListenerCall()
         let token = c.observe { value in
             guard value == 1 else { return }
             c.modify(2)
             held.call()
         }
         let delivered = onAThreadOfItsOwn { c.modify(1) }
-        #expect(await attackWait(for: held.entered))
+        #expect(await waitOffThePool(for: held.entered))
         let q = ThreadSlot()
         let returned = Atomic<Bool>(false)
         let insideWhenReturned = Atomic<Bool>(false)
@@ -188,14 +188,14 @@ struct CancelMeansCancelContainerTests {
             returned.store(true, ordering: .sequentiallyConsistent)
         }
         _ = await offThePool {
-            attackSpin(timeout: .seconds(60)) {
+            spinWait(timeout: .seconds(60)) {
                 let id = q.id.load(ordering: .sequentiallyConsistent)
                 return returned.load(ordering: .sequentiallyConsistent) || (id != 0 && CancelWaits.shared.isWaiting(id))
             }
         }
         held.letOut()
-        #expect(await attackWait(for: qDone))
-        #expect(await attackWait(for: delivered))
+        #expect(await waitOffThePool(for: qDone))
+        #expect(await waitOffThePool(for: delivered))
         let loaded6 = insideWhenReturned.load(ordering: .sequentiallyConsistent)
         #expect(!loaded6, "cancel() returned while the call ran")
     }
@@ -212,7 +212,7 @@ struct CancelMeansCancelContainerTests {
         let listener: @Sendable (Int) -> Void = { value in
             guard value == 1 else { return }
             count.add(1, ordering: .sequentiallyConsistent)
-            _ = attackSpin(timeout: .seconds(60)) { count.load(ordering: .sequentiallyConsistent) >= 2 }
+            _ = spinWait(timeout: .seconds(60)) { count.load(ordering: .sequentiallyConsistent) >= 2 }
             bothInside.signal()
             box.token?.cancel()
         }
@@ -221,9 +221,9 @@ struct CancelMeansCancelContainerTests {
         box.slot.withLock { $0 = SubscriptionToken.combining([t1, t2]) }
         let d1 = onAThreadOfItsOwn { c1.modify(1) }
         let d2 = onAThreadOfItsOwn { c2.modify(1) }
-        #expect(await attackWait(for: bothInside, count: 2))
-        #expect(await attackWait(for: d1), "a part's cancel of the combined token never returned")
-        #expect(await attackWait(for: d2), "a part's cancel of the combined token never returned")
+        #expect(await waitOffThePool(for: bothInside, count: 2))
+        #expect(await waitOffThePool(for: d1), "a part's cancel of the combined token never returned")
+        #expect(await waitOffThePool(for: d2), "a part's cancel of the combined token never returned")
     }
 
     /// cancelWithoutWaiting() (an async stream's termination) racing cancel() on other threads: every cancel() whose
@@ -238,20 +238,20 @@ struct CancelMeansCancelContainerTests {
                 if value == 2 { late.store(true, ordering: .sequentiallyConsistent) }
                 guard value == 1 else { return }
                 entered.signal()
-                _ = release.wait(timeout: .now() + .seconds(attackPatience))
+                _ = release.wait(timeout: .now() + .seconds(signalPatience))
             }
             let delivered = onAThreadOfItsOwn { c.modify(1) }
-            #expect(await attackWait(for: entered))
+            #expect(await waitOffThePool(for: entered))
             let go = DispatchSemaphore(value: 0)
-            let a = onAThreadOfItsOwn { _ = go.wait(timeout: .now() + .seconds(attackPatience)); token.cancel() }
+            let a = onAThreadOfItsOwn { _ = go.wait(timeout: .now() + .seconds(signalPatience)); token.cancel() }
             let b = onAThreadOfItsOwn {
-                _ = go.wait(timeout: .now() + .seconds(attackPatience)); token.cancelWithoutWaiting()
+                _ = go.wait(timeout: .now() + .seconds(signalPatience)); token.cancelWithoutWaiting()
             }
             go.signal(); go.signal()
-            #expect(await attackWait(for: b), "cancelWithoutWaiting waited")
+            #expect(await waitOffThePool(for: b), "cancelWithoutWaiting waited")
             release.signal()
-            #expect(await attackWait(for: a))
-            #expect(await attackWait(for: delivered))
+            #expect(await waitOffThePool(for: a))
+            #expect(await waitOffThePool(for: delivered))
             c.modify(2)
             let wasLate = late.load(ordering: .sequentiallyConsistent)
             #expect(!wasLate, "called after cancellation")
@@ -271,7 +271,7 @@ struct CancelMeansCancelContainerTests {
             guard value == 1 else { return }
             inside.store(true, ordering: .sequentiallyConsistent)
             entered.signal()
-            _ = attackSpin(timeout: .seconds(60)) {
+            _ = spinWait(timeout: .seconds(60)) {
                 let id = q.id.load(ordering: .sequentiallyConsistent)
                 return id != 0 && CancelWaits.shared.isWaiting(id)
             }
@@ -281,15 +281,15 @@ struct CancelMeansCancelContainerTests {
         let subscription = try #require(token as? OwningToken).subscription
         box.slot.withLock { $0 = consume token }
         let delivered = onAThreadOfItsOwn { c.modify(1) }
-        #expect(await attackWait(for: entered))
+        #expect(await waitOffThePool(for: entered))
         let insideWhenReturned = Atomic<Bool>(false)
         let qDone = onAThreadOfItsOwn {
             q.id.store(currentThreadIdentity(), ordering: .sequentiallyConsistent)
             subscription.cancel()
             insideWhenReturned.store(inside.load(ordering: .sequentiallyConsistent), ordering: .sequentiallyConsistent)
         }
-        #expect(await attackWait(for: delivered), "the token's deinit inside its own call never returned")
-        #expect(await attackWait(for: qDone))
+        #expect(await waitOffThePool(for: delivered), "the token's deinit inside its own call never returned")
+        #expect(await waitOffThePool(for: qDone))
         let early = insideWhenReturned.load(ordering: .sequentiallyConsistent)
         #expect(!early, "cancel() returned while the call ran")
     }
@@ -322,9 +322,9 @@ struct CancelMeansCancelContainerTests {
     /// `cancel()` lets go of the listener's closure, and what it captured, before it returns.
     @Test func cancelLetsGoOfTheListenerBeforeItReturns() {
         let container = StateContainer(0, key: uniqueKey("cancel.remover.cancel"))
-        let (token, weakCaptured): (SubscriptionToken, AttackWeak<Witness>) = {
+        let (token, weakCaptured): (SubscriptionToken, SharedWeak<Witness>) = {
             let captured = Witness()
-            return (container.observe { _ in withExtendedLifetime(captured) {} }, AttackWeak(captured))
+            return (container.observe { _ in withExtendedLifetime(captured) {} }, SharedWeak(captured))
         }()
         container.modify(1)
         #expect(weakCaptured.object != nil)
@@ -336,7 +336,7 @@ struct CancelMeansCancelContainerTests {
     @Test func releasingATokenLetsGoOfItsListener() {
         let container = StateContainer(0, key: uniqueKey("cancel.remover.deinit"))
         let captured = Witness()
-        let weakCaptured = AttackWeak(captured)
+        let weakCaptured = SharedWeak(captured)
         var token: SubscriptionToken? = container.observe { [captured] _ in withExtendedLifetime(captured) {} }
         _ = consume captured
         #expect(weakCaptured.object != nil)

@@ -71,7 +71,7 @@ private func callbackTicker(gate: DispatchSemaphore, sent: DispatchSemaphore) ->
     { send in
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
-                _ = gate.wait(timeout: .now() + .seconds(attackPatience))
+                _ = gate.wait(timeout: .now() + .seconds(signalPatience))
                 send(.tick)
                 sent.signal()
                 continuation.resume()
@@ -83,7 +83,7 @@ private func callbackTicker(gate: DispatchSemaphore, sent: DispatchSemaphore) ->
 /// Sends `.tick` from the effect's task once `gate` is signalled, then signals `queued`.
 private func taskTicker(gate: DispatchSemaphore, queued: DispatchSemaphore) -> @Sendable (Send<EffectTallyAction>) async -> Void {
     { send in
-        _ = await attackWait(for: gate)
+        _ = await waitOffThePool(for: gate)
         send(.tick)
         queued.signal()
     }
@@ -99,7 +99,7 @@ private func searchReducer(
         case .search(let query):
             state.query = query
             return .run { send in
-                if query == "stale" { _ = await attackWait(for: gate) }
+                if query == "stale" { _ = await waitOffThePool(for: gate) }
                 send(.results(query))
                 if query == "stale" { queued.signal() }
             }
@@ -135,7 +135,7 @@ struct CancelMeansCancelEffectsTests {
         let store = Store(initialState: EffectTally(), reducer: pingReducer())
         let others = 50
         let queued = DispatchSemaphore(value: 0)
-        let held = AttackFlag()
+        let held = SharedFlag()
         // While `.hold` is being applied in the cancelled task, another thread queues pings behind it: whoever
         // applies them, their pongs must be applied too.
         let token = store.subscribe(\.holds, initial: false) { _ in
@@ -145,7 +145,7 @@ struct CancelMeansCancelEffectsTests {
                 queued.signal()
             }
             // Each ping waits for the one before: the first is queued behind `.hold`, the others follow.
-            _ = attackSpin(timeout: .seconds(attackPatience)) { store.inbox.turns.withLock { !$0.queue.isEmpty } }
+            _ = spinWait(timeout: .seconds(signalPatience)) { store.inbox.turns.withLock { !$0.queue.isEmpty } }
         }
         let task = Task {
             while !Task.isCancelled { await Task.yield() }
@@ -154,7 +154,7 @@ struct CancelMeansCancelEffectsTests {
         }
         task.cancel()
         await task.value
-        #expect(await attackWait(for: queued))
+        #expect(await waitOffThePool(for: queued))
         #expect(await eventually { store.state.pongs == others + 1 }, "pongs: \(store.state.pongs) of \(others + 1)")
         #expect(store.state.pings == others + 1)
         token.cancel()
@@ -169,7 +169,7 @@ struct CancelMeansCancelEffectsTests {
             store.dispatch(.start)
             store.dispatch(.stop)  // applied before dispatch returns: the store is idle
             gate.signal()
-            #expect(await attackWait(for: sent), "round \(round): the callback never sent")
+            #expect(await waitOffThePool(for: sent), "round \(round): the callback never sent")
             await store.finishEffects()
             #expect(store.state.ticks == 0, "round \(round): a tick sent after .cancel(id:) was applied")
         }
@@ -186,7 +186,7 @@ struct CancelMeansCancelEffectsTests {
             // which queues behind `.stop` (the store is busy on this thread) and must be dropped once the cancel runs.
             let token = store.subscribe(\.stops, initial: false) { _ in
                 gate.signal()
-                _ = queued.wait(timeout: .now() + .seconds(attackPatience))
+                _ = queued.wait(timeout: .now() + .seconds(signalPatience))
             }
             await offThePool { () -> Void in store.dispatch(.stop) }
             #expect(store.state.ticks == 0, "round \(round): a tick queued before .cancel(id:) was reduced after it")
@@ -208,7 +208,7 @@ struct CancelMeansCancelEffectsTests {
             let token = store.subscribe(\.query, initial: false) { query in
                 guard query == "fresh" else { return }
                 gate.signal()
-                _ = queued.wait(timeout: .now() + .seconds(attackPatience))
+                _ = queued.wait(timeout: .now() + .seconds(signalPatience))
             }
             await offThePool { () -> Void in store.dispatch(.search("fresh")) }
             #expect(await eventually { store.state.results.contains("fresh") }, "round \(round)")

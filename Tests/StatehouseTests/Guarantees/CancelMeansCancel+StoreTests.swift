@@ -15,12 +15,12 @@ struct CancelMeansCancelStoreTests {
     @Test func cancelWaitsForAQueuedSubscriberCallThatIsRunningWhenAnotherStateIsEnqueued() async {
         for round in 0..<3 {
             let store = makeCounterStore()
-            let probe = AttackCancelProbe()
+            let probe = CancelProbe()
             let token = store.subscribe(\.count, initial: false, on: .queue(DispatchQueue(label: "attack.store.queue"))) {
                 _ in probe.call()
             }
             store.dispatch(.increment)
-            #expect(await attackWait(for: probe.entered), "round \(round): the queued call never started")
+            #expect(await waitOffThePool(for: probe.entered), "round \(round): the queued call never started")
             store.dispatch(.increment)  // enqueues another call while the first runs
             let callEnded = await probe.cancel { token.cancel() }
             #expect(callEnded, "round \(round): cancel() returned while the subscriber was still running")
@@ -41,15 +41,15 @@ struct CancelMeansCancelStoreTests {
                 defer { blocker.cancel() }
                 let child = store.scope(state: \.child, action: { (action: FVAction) in action })
                 let heard = Recorder<Int>()
-                let hookRan = AttackFlag()
-                let cancelReturned = AttackFlag()
-                let overlapped = AttackFlag()
-                let tokenSlot = AttackSlot<SubscriptionToken>()
+                let hookRan = SharedFlag()
+                let cancelReturned = SharedFlag()
+                let overlapped = SharedFlag()
+                let tokenSlot = SharedSlot<SubscriptionToken>()
                 let inAdd = DispatchSemaphore(value: 0)
                 let hook: @Sendable () -> Void = {
                     guard !hookRan.set() else { return }
                     inAdd.signal()
-                    attackSpin(timeout: .seconds(attackPatience)) { tokenSlot.value?.isCancelled == true }
+                    spinWait(timeout: .seconds(signalPatience)) { tokenSlot.value?.isCancelled == true }
                 }
                 #expect(await fvHold(store, entered: entered), "\(label): the store never got busy")
                 let token = await offThePool {
@@ -58,20 +58,20 @@ struct CancelMeansCancelStoreTests {
                         heard.append(value)
                         // Never reached with the handshake. Without it, stay until cancel() has returned: it must
                         // not return while a call runs.
-                        if attackSpin(timeout: .seconds(10), until: { cancelReturned.isSet }) { overlapped.set() }
+                        if spinWait(timeout: .seconds(10), until: { cancelReturned.isSet }) { overlapped.set() }
                     }
                 }
                 tokenSlot.value = token
                 let cancelled = DispatchSemaphore(value: 0)
                 Thread {
-                    if inAdd.wait(timeout: .now() + .seconds(attackPatience)) == .success {
+                    if inAdd.wait(timeout: .now() + .seconds(signalPatience)) == .success {
                         token.cancel()
                         cancelReturned.set()
                     }
                     cancelled.signal()
                 }.start()
                 release.signal()
-                #expect(await attackWait(for: cancelled), "\(label)")
+                #expect(await waitOffThePool(for: cancelled), "\(label)")
                 #expect(await fvDrain(store, queues: [queue]), "\(label): the store never finished its queue")
                 #expect(hookRan.isSet, "\(label): the registration never selected")
                 #expect(cancelReturned.isSet, "\(label)")
@@ -115,7 +115,7 @@ struct CancelMeansCancelStoreTests {
                     }
                     let dispatched = dispatchBehindTheBusyStore(.increment, to: store)
                     release.signal()
-                    #expect(await attackWait(for: dispatched), "\(label)")
+                    #expect(await waitOffThePool(for: dispatched), "\(label)")
                     #expect(await fvDrain(store, queues: [queue]), "\(label)")
                     #expect(store.state.count == 1)
                     #expect(heard.elements.isEmpty, "\(label): a cancelled subscription was called")
@@ -130,7 +130,7 @@ struct CancelMeansCancelStoreTests {
                     blocker.cancel()
                 }
                 #expect(
-                    await fvWaitUntil(seconds: attackPatience) { weakStore == nil && weakChild == nil },
+                    await fvWaitUntil(seconds: signalPatience) { weakStore == nil && weakChild == nil },
                     "\(label): the stores leaked"
                 )
             }
@@ -156,7 +156,7 @@ struct CancelMeansCancelStoreTests {
             weakStore = store
             let holder = Thread { store.dispatch(.hold) }
             holder.start()
-            #expect(await attackWait(for: entered))
+            #expect(await waitOffThePool(for: entered))
             let keyed = await offThePool { store.subscribe(\.count) { heard.append($0) } }
             let own = await offThePool { store.subscribe(select: { $0.count }, isDuplicate: ==) { heard.append($0) } }
             keyed.cancel()
@@ -179,21 +179,21 @@ struct CancelMeansCancelStoreTests {
         let reducer: @Sendable (inout Count, Bool) -> Void = { state, hold in
             if hold { state.holds += 1 } else { state.value += 1 }
         }
-        let (store, blocker, entered, release) = attackStoreWithABlockingSubscriber(
+        let (store, blocker, entered, release) = storeWithABlockingSubscriber(
             Count(), reducer: reducer, holds: \.holds
         )
         let busy = onAThreadOfItsOwn { store.dispatch(true) }
-        #expect(await attackWait(for: entered))
-        let heard = AttackCounter()
+        #expect(await waitOffThePool(for: entered))
+        let heard = SharedCounter()
         var token: SubscriptionToken? = store.subscribe(\.value) { _ in _ = heard.increment() }
-        let weakToken = AttackWeak(token)
+        let weakToken = SharedWeak(token)
         token = nil
         #expect(weakToken.object == nil)
         release.signal()
-        #expect(await attackWait(for: busy))
+        #expect(await waitOffThePool(for: busy))
         store.dispatch(false)
         store.dispatch(false)
-        let settled = await eventually(timeout: .seconds(attackPatience)) { store.state.value == 2 }
+        let settled = await eventually(timeout: .seconds(signalPatience)) { store.state.value == 2 }
         #expect(settled)
         #expect(heard.value == 0, "a let-go token's listener was called")
         withExtendedLifetime(blocker) {}
@@ -204,14 +204,14 @@ struct CancelMeansCancelStoreTests {
     /// with its subscriptions.
     @Test func aStoreTokenLetGoInsideItsOwnCall() {
         var store: Store<TwoCounters, TwoCountersAction>? = Store(initialState: TwoCounters(), reducer: twoCountersReducer)
-        let weakStore = AttackWeak(store)
-        let slot = AttackSlot<SubscriptionToken>()
-        let calls = AttackCounter()
+        let weakStore = SharedWeak(store)
+        let slot = SharedSlot<SubscriptionToken>()
+        let calls = SharedCounter()
         slot.set(store!.subscribe(\.a, initial: false) { _ in
             _ = calls.increment()
             slot.letGo()
         })
-        let weakToken = AttackWeak(slot.value)
+        let weakToken = SharedWeak(slot.value)
         let other = store!.subscribe(\.a, initial: false) { _ in }
         store!.dispatch(.a)
         #expect(weakToken.object == nil)
@@ -226,9 +226,9 @@ struct CancelMeansCancelStoreTests {
     /// other is not called.
     @Test func aStoreTokenLetGoByAnEarlierSubscriberOfTheSameRound() {
         let store = Store(initialState: TwoCounters(), reducer: twoCountersReducer)
-        let sameGroup = AttackSlot<SubscriptionToken>()
-        let otherGroup = AttackSlot<SubscriptionToken>()
-        let heard = AttackCounter()
+        let sameGroup = SharedSlot<SubscriptionToken>()
+        let otherGroup = SharedSlot<SubscriptionToken>()
+        let heard = SharedCounter()
         let first = store.subscribe(select: { $0 }, isDuplicate: { _, _ in false }, initial: false) { _ in
             sameGroup.letGo()
             otherGroup.letGo()
@@ -247,10 +247,10 @@ struct CancelMeansCancelStoreTests {
     @Test func storeTokensLetGoWhileDispatchesFlow() async {
         for round in 0..<60 {
             let store = Store(initialState: TwoCounters(), reducer: twoCountersReducer)
-            let slots = (0..<12).map { _ in AttackSlot<SubscriptionToken>() }
-            let released = (0..<12).map { _ in AttackFlag() }
-            let late = AttackCounter()
-            var weakRefs: [AttackWeak<SubscriptionToken>] = []
+            let slots = (0..<12).map { _ in SharedSlot<SubscriptionToken>() }
+            let released = (0..<12).map { _ in SharedFlag() }
+            let late = SharedCounter()
+            var weakRefs: [SharedWeak<SubscriptionToken>] = []
             for index in 0..<12 {
                 let flag = released[index]
                 let listener: @Sendable (Int) -> Void = { _ in if flag.isSet { _ = late.increment() } }
@@ -259,15 +259,15 @@ struct CancelMeansCancelStoreTests {
                         ? store.subscribe(\.a, initial: false, listener)
                         : store.subscribe(select: { $0.a + $0.b }, isDuplicate: ==, initial: false, listener)
                 )
-                if index.isMultiple(of: 3) { weakRefs.append(AttackWeak(slots[index].value)) }
+                if index.isMultiple(of: 3) { weakRefs.append(SharedWeak(slots[index].value)) }
             }
             let go = DispatchSemaphore(value: 0)
             let dispatcher = onAThreadOfItsOwn {
-                _ = go.wait(timeout: .now() + .seconds(attackPatience))
+                _ = go.wait(timeout: .now() + .seconds(signalPatience))
                 for index in 0..<200 { store.dispatch(index.isMultiple(of: 2) ? .a : .b) }
             }
             let releaser = onAThreadOfItsOwn {
-                _ = go.wait(timeout: .now() + .seconds(attackPatience))
+                _ = go.wait(timeout: .now() + .seconds(signalPatience))
                 for index in 0..<12 {
                     slots[index].letGo()
                     _ = released[index].set()
@@ -275,8 +275,8 @@ struct CancelMeansCancelStoreTests {
             }
             go.signal()
             go.signal()
-            #expect(await attackWait(for: dispatcher))
-            #expect(await attackWait(for: releaser))
+            #expect(await waitOffThePool(for: dispatcher))
+            #expect(await waitOffThePool(for: releaser))
             #expect(late.value == 0, "round \(round): \(late.value) calls after their token's deinit returned")
             let allGone = weakRefs.allSatisfy { $0.object == nil }
             #expect(allGone)
@@ -286,19 +286,19 @@ struct CancelMeansCancelStoreTests {
     /// A store token let go while its first value is being delivered by the busy store's processor: the release
     /// returns only once that call ended.
     @Test func aStoreTokenLetGoWhileItsQueuedFirstValueRuns() async {
-        let (store, blocker, entered, release) = attackStoreWithABlockingSubscriber(
+        let (store, blocker, entered, release) = storeWithABlockingSubscriber(
             TwoCounters(), reducer: twoCountersReducer, holds: \.holds
         )
         let busy = onAThreadOfItsOwn { store.dispatch(.hold) }
-        #expect(await attackWait(for: entered))
-        let probe = AttackCancelProbe()
-        let slot = AttackSlot<SubscriptionToken>()
+        #expect(await waitOffThePool(for: entered))
+        let probe = CancelProbe()
+        let slot = SharedSlot<SubscriptionToken>()
         slot.set(store.subscribe(\.a) { _ in probe.call() })
         release.signal()
-        #expect(await attackWait(for: probe.entered))
+        #expect(await waitOffThePool(for: probe.entered))
         let ended = await probe.cancel { slot.letGo() }
         #expect(ended, "letting the token go returned while its first call still ran")
-        #expect(await attackWait(for: busy))
+        #expect(await waitOffThePool(for: busy))
         withExtendedLifetime(blocker) {}
     }
 }

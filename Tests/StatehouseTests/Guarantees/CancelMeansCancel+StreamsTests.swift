@@ -38,10 +38,10 @@ private func cancelLoopsWhileTheSourceChanges(rounds: Int, _ makeSource: () -> C
             loop.cancel()
             cancelled.signal()
         }
-        let cancelReturned = await attackWait(for: cancelled)
+        let cancelReturned = await waitOffThePool(for: cancelled)
         stop.store(true, ordering: .relaxed)
-        guard cancelReturned else { return "round \(round): Task.cancel() did not return in \(attackPatience) s" }
-        guard await attackWait(for: stopped) else { return "round \(round): the changing thread is stuck" }
+        guard cancelReturned else { return "round \(round): Task.cancel() did not return in \(signalPatience) s" }
+        guard await waitOffThePool(for: stopped) else { return "round \(round): the changing thread is stuck" }
         guard await loop.value else { return "round \(round): the loop read a value out of order" }
     }
     return nil
@@ -95,7 +95,7 @@ struct CancelMeansCancelStreamsTests {
                     if first { started.signal(); first = false }
                 }
             }
-            #expect(await attackWait(for: started, count: 2))
+            #expect(await waitOffThePool(for: started, count: 2))
             let changer = onAThreadOfItsOwn {
                 for _ in 0..<100 {
                     c.modify(c.value + 1)
@@ -106,10 +106,10 @@ struct CancelMeansCancelStreamsTests {
             storeLoop.cancel()
             await containerLoop.value
             await storeLoop.value
-            #expect(await attackWait(for: changer))
-            let weakStore = AttackWeak(store)
+            #expect(await waitOffThePool(for: changer))
+            let weakStore = SharedWeak(store)
             _ = consume store
-            #expect(await eventually(timeout: .seconds(attackPatience)) { weakStore.object == nil },
+            #expect(await eventually(timeout: .seconds(signalPatience)) { weakStore.object == nil },
                     "round \(round): the ended stream kept the store")
         }
     }

@@ -16,24 +16,24 @@ struct CancelMeansCancelTokenReleaseTests {
     @Test func weaklyReferencedTokensLetGoWhileARoundWalksTowardsThem() async {
         for round in 0..<100 {
             let c = StateContainer(0, key: "attack.merge.weakWalk.\(round).\(UUID().uuidString)")
-            let (first, entered, release) = attackListenerHeldAtOne(c)
-            let letGo = AttackFlag()
-            let heardAfter = AttackCounter()
-            let slots = (0..<4).map { _ in AttackSlot<SubscriptionToken>() }
-            var weakRefs: [AttackWeak<SubscriptionToken>] = []
+            let (first, entered, release) = listenerHeldAtOne(c)
+            let letGo = SharedFlag()
+            let heardAfter = SharedCounter()
+            let slots = (0..<4).map { _ in SharedSlot<SubscriptionToken>() }
+            var weakRefs: [SharedWeak<SubscriptionToken>] = []
             for slot in slots {
                 slot.set(c.observe { _ in if letGo.isSet { _ = heardAfter.increment() } })
-                weakRefs.append(AttackWeak(slot.value))
+                weakRefs.append(SharedWeak(slot.value))
             }
             let delivered = onAThreadOfItsOwn { c.modify(1) }
-            #expect(await attackWait(for: entered))
+            #expect(await waitOffThePool(for: entered))
             let gone = onAThreadOfItsOwn {
                 for slot in slots { slot.letGo() }
                 _ = letGo.set()
             }
-            #expect(await attackWait(for: gone))
+            #expect(await waitOffThePool(for: gone))
             release.signal()
-            #expect(await attackWait(for: delivered))
+            #expect(await waitOffThePool(for: delivered))
             c.modify(2)
             let allGone = weakRefs.allSatisfy { $0.object == nil }
             #expect(allGone)
@@ -48,22 +48,22 @@ struct CancelMeansCancelTokenReleaseTests {
     @Test func tokensLetGoWhileChangesFlow() async {
         for round in 0..<60 {
             let c = StateContainer(0, key: "attack.merge.flow.\(round).\(UUID().uuidString)")
-            let slots = (0..<16).map { _ in AttackSlot<SubscriptionToken>() }
-            let released = (0..<16).map { _ in AttackFlag() }
-            let late = AttackCounter()
-            var weakRefs: [AttackWeak<SubscriptionToken>] = []
+            let slots = (0..<16).map { _ in SharedSlot<SubscriptionToken>() }
+            let released = (0..<16).map { _ in SharedFlag() }
+            let late = SharedCounter()
+            var weakRefs: [SharedWeak<SubscriptionToken>] = []
             for index in 0..<16 {
                 let flag = released[index]
                 slots[index].set(c.observe { _ in if flag.isSet { _ = late.increment() } })
-                if index.isMultiple(of: 2) { weakRefs.append(AttackWeak(slots[index].value)) }
+                if index.isMultiple(of: 2) { weakRefs.append(SharedWeak(slots[index].value)) }
             }
             let go = DispatchSemaphore(value: 0)
             let changer = onAThreadOfItsOwn {
-                _ = go.wait(timeout: .now() + .seconds(attackPatience))
+                _ = go.wait(timeout: .now() + .seconds(signalPatience))
                 for value in 1...200 { c.modify(value) }
             }
             let releaser = onAThreadOfItsOwn {
-                _ = go.wait(timeout: .now() + .seconds(attackPatience))
+                _ = go.wait(timeout: .now() + .seconds(signalPatience))
                 for index in 0..<16 {
                     slots[index].letGo()
                     _ = released[index].set()
@@ -71,8 +71,8 @@ struct CancelMeansCancelTokenReleaseTests {
             }
             go.signal()
             go.signal()
-            #expect(await attackWait(for: changer))
-            #expect(await attackWait(for: releaser))
+            #expect(await waitOffThePool(for: changer))
+            #expect(await waitOffThePool(for: releaser))
             #expect(late.value == 0, "round \(round): \(late.value) calls after their token's deinit returned")
             let allGone = weakRefs.allSatisfy { $0.object == nil }
             #expect(allGone)
@@ -83,13 +83,13 @@ struct CancelMeansCancelTokenReleaseTests {
     /// inside `invoke`, which then clears the calling thread in the token's kept memory. It is never called again.
     @Test func aWeaklyReferencedTokenLetGoInsideItsOwnCall() {
         let c = StateContainer(0, key: "attack.merge.ownCall.\(UUID().uuidString)")
-        let slot = AttackSlot<SubscriptionToken>()
-        let heard = AttackCounter()
+        let slot = SharedSlot<SubscriptionToken>()
+        let heard = SharedCounter()
         slot.set(c.observe { _ in
             _ = heard.increment()
             slot.letGo()
         })
-        let weakToken = AttackWeak(slot.value)
+        let weakToken = SharedWeak(slot.value)
         let after = c.observe { _ in _ = heard.increment() }
         c.modify(1)
         #expect(weakToken.object == nil)
@@ -103,19 +103,19 @@ struct CancelMeansCancelTokenReleaseTests {
     /// round that holds the entry; the listener lets its own token go in that very call, and hears nothing after.
     @Test func aTokenLetGoInsideItsOwnDeferredFirstCall() async {
         let c = StateContainer(0, key: "attack.merge.deferredInitial.\(UUID().uuidString)")
-        let (blocker, entered, release) = attackListenerHeldAtOne(c)
+        let (blocker, entered, release) = listenerHeldAtOne(c)
         let delivered = onAThreadOfItsOwn { c.modify(1) }
-        #expect(await attackWait(for: entered))
-        let slot = AttackSlot<SubscriptionToken>()
-        let calls = AttackCounter()
+        #expect(await waitOffThePool(for: entered))
+        let slot = SharedSlot<SubscriptionToken>()
+        let calls = SharedCounter()
         slot.set(c.observe(initial: true) { _ in
             _ = calls.increment()
             slot.letGo()
         })
-        let weakToken = AttackWeak(slot.value)
+        let weakToken = SharedWeak(slot.value)
         #expect(calls.value == 0, "the first value came before the change being delivered")
         release.signal()
-        #expect(await attackWait(for: delivered))
+        #expect(await waitOffThePool(for: delivered))
         #expect(calls.value == 1)
         #expect(weakToken.object == nil)
         c.modify(2)
@@ -127,16 +127,16 @@ struct CancelMeansCancelTokenReleaseTests {
     /// the entry of a deinitialized token, and must skip it.
     @Test func aTokenLetGoBeforeItsDeferredFirstValueHearsNothing() async {
         let c = StateContainer(0, key: "attack.merge.deferredInitialGone.\(UUID().uuidString)")
-        let (blocker, entered, release) = attackListenerHeldAtOne(c)
+        let (blocker, entered, release) = listenerHeldAtOne(c)
         let delivered = onAThreadOfItsOwn { c.modify(1) }
-        #expect(await attackWait(for: entered))
-        let calls = AttackCounter()
+        #expect(await waitOffThePool(for: entered))
+        let calls = SharedCounter()
         var token: SubscriptionToken? = c.observe(initial: true) { _ in _ = calls.increment() }
-        let weakToken = AttackWeak(token)
+        let weakToken = SharedWeak(token)
         token = nil
         #expect(weakToken.object == nil)
         release.signal()
-        #expect(await attackWait(for: delivered))
+        #expect(await waitOffThePool(for: delivered))
         c.modify(2)
         #expect(calls.value == 0)
         withExtendedLifetime(blocker) {}
@@ -147,8 +147,8 @@ struct CancelMeansCancelTokenReleaseTests {
     @Test func aQueuedObserversTokenLetGoInsideItsCall() async {
         let c = StateContainer(0, key: "attack.merge.queuedOwn.\(UUID().uuidString)")
         let queue = DispatchQueue(label: "attack.merge.queuedOwn")
-        let slot = AttackSlot<SubscriptionToken>()
-        let calls = AttackCounter()
+        let slot = SharedSlot<SubscriptionToken>()
+        let calls = SharedCounter()
         let done = DispatchSemaphore(value: 0)
         slot.set(c.observe(on: .queue(queue)) { _ in
             _ = calls.increment()
@@ -156,11 +156,11 @@ struct CancelMeansCancelTokenReleaseTests {
             done.signal()
         })
         c.modify(1)
-        #expect(await attackWait(for: done))
+        #expect(await waitOffThePool(for: done))
         c.modify(2)
         let flushed = DispatchSemaphore(value: 0)
         queue.async { flushed.signal() }
-        #expect(await attackWait(for: flushed))
+        #expect(await waitOffThePool(for: flushed))
         #expect(calls.value == 1)
     }
 
@@ -169,11 +169,11 @@ struct CancelMeansCancelTokenReleaseTests {
     @Test func aQueuedObserversTokenLetGoWhileItsCallRuns() async {
         let c = StateContainer(0, key: "attack.merge.queuedWait.\(UUID().uuidString)")
         let queue = DispatchQueue(label: "attack.merge.queuedWait")
-        let probe = AttackCancelProbe()
-        let slot = AttackSlot<SubscriptionToken>()
+        let probe = CancelProbe()
+        let slot = SharedSlot<SubscriptionToken>()
         slot.set(c.observe(on: .queue(queue)) { _ in probe.call() })
         c.modify(1)
-        #expect(await attackWait(for: probe.entered))
+        #expect(await waitOffThePool(for: probe.entered))
         let ended = await probe.cancel { slot.letGo() }
         #expect(ended, "letting the token go returned while its call still ran")
     }
@@ -181,36 +181,36 @@ struct CancelMeansCancelTokenReleaseTests {
     /// A synchronous token let go on another thread while its call runs: the `deinit` waits for the call.
     @Test func aSynchronousTokenLetGoWhileItsCallRuns() async {
         let c = StateContainer(0, key: "attack.merge.syncWait.\(UUID().uuidString)")
-        let probe = AttackCancelProbe()
-        let slot = AttackSlot<SubscriptionToken>()
+        let probe = CancelProbe()
+        let slot = SharedSlot<SubscriptionToken>()
         slot.set(c.observe { _ in probe.call() })
-        _ = AttackWeak(slot.value)
+        _ = SharedWeak(slot.value)
         let delivered = onAThreadOfItsOwn { c.modify(1) }
-        #expect(await attackWait(for: probe.entered))
+        #expect(await waitOffThePool(for: probe.entered))
         let ended = await probe.cancel { slot.letGo() }
         #expect(ended, "letting the token go returned while its call still ran")
-        #expect(await attackWait(for: delivered))
+        #expect(await waitOffThePool(for: delivered))
     }
 
     /// A round holds the first listener's call while the second listener's token is let go on another thread: the
     /// round then walks the entry of a token whose `deinit` has run, and must skip it.
     @Test func aTokenLetGoWhileARoundWalksTowardsItsEntryIsSkipped() async {
         let c = StateContainer(0, key: "attack.tokenIsRegistration.walk.\(UUID().uuidString)")
-        let (first, entered, release) = attackListenerHeldAtOne(c)
-        let heardAfterLetGo = AttackCounter()
-        let letGo = AttackFlag()
-        let second = AttackSlot<SubscriptionToken>()
+        let (first, entered, release) = listenerHeldAtOne(c)
+        let heardAfterLetGo = SharedCounter()
+        let letGo = SharedFlag()
+        let second = SharedSlot<SubscriptionToken>()
         second.value = c.observe { _ in
             if letGo.isSet { _ = heardAfterLetGo.increment() }
         }
-        let weakSecond = AttackWeak(second.value)
+        let weakSecond = SharedWeak(second.value)
         let delivered = onAThreadOfItsOwn { c.modify(1) }
-        #expect(await attackWait(for: entered))
+        #expect(await waitOffThePool(for: entered))
         _ = letGo.set()
         second.value = nil
         #expect(weakSecond.object == nil, "the table kept the token alive")
         release.signal()
-        #expect(await attackWait(for: delivered))
+        #expect(await waitOffThePool(for: delivered))
         #expect(heardAfterLetGo.value == 0, "a token's listener was called after its deinit")
         withExtendedLifetime(first) {}
     }
@@ -219,8 +219,8 @@ struct CancelMeansCancelTokenReleaseTests {
     /// delivering thread itself.
     @Test func aTokenLetGoByAnEarlierListenerOfTheSameRoundIsSkipped() {
         let c = StateContainer(0, key: "attack.tokenIsRegistration.inside.\(UUID().uuidString)")
-        let second = AttackSlot<SubscriptionToken>()
-        let heard = AttackCounter()
+        let second = SharedSlot<SubscriptionToken>()
+        let heard = SharedCounter()
         let first = c.observe { value in
             if value == 1 { second.value = nil }
         }

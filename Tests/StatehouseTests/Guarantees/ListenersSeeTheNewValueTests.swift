@@ -31,9 +31,9 @@ struct ListenersSeeTheNewValueTests {
     /// with, never the state before it.
     @Test func aParentsSubscriberReadsTheScopedStoreAtTheStateItWasCalledWith() {
         let app = makeShellStore()
-        let childSlot = AttackSlot<Store<Counter, CounterAction>>()
-        let stale = AttackCounter()
-        let checked = AttackCounter()
+        let childSlot = SharedSlot<Store<Counter, CounterAction>>()
+        let stale = SharedCounter()
+        let checked = SharedCounter()
         let check: @Sendable (ShellState) -> Void = { state in
             guard let child = childSlot.value else { return }
             checked.increment()
@@ -60,9 +60,9 @@ struct ListenersSeeTheNewValueTests {
     /// The same with several threads dispatching to the parent and to the scoped store.
     @Test func aParentsSubscriberReadsTheScopedStoreAtItsStateWhileThreadsDispatch() async {
         let app = makeShellStore()
-        let childSlot = AttackSlot<Store<Counter, CounterAction>>()
-        let stale = AttackCounter()
-        let checked = AttackCounter()
+        let childSlot = SharedSlot<Store<Counter, CounterAction>>()
+        let stale = SharedCounter()
+        let checked = SharedCounter()
         let check: @Sendable (ShellState) -> Void = { state in
             guard let child = childSlot.value else { return }
             checked.increment()
@@ -93,8 +93,8 @@ struct ListenersSeeTheNewValueTests {
         let parent = makePairStore()
         let scopeA = parent.scope(state: \.a, action: { (action: SiblingPairAction) in action })
         let scopeB = parent.scope(state: \.b, action: { (action: SiblingPairAction) in action })
-        let calls = AttackCounter()
-        let stale = AttackCounter()
+        let calls = SharedCounter()
+        let stale = SharedCounter()
         let token = scopeA.subscribe(\.self, initial: false) { a in
             calls.increment()
             // The parent has the new state; its other view must not be older.

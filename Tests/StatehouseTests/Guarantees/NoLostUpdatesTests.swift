@@ -44,7 +44,7 @@ struct NoLostUpdatesTests {
         let seenB = Recorder<Int>()
         let token = pair.observe { seenB.append($0.b) }
         let changes = 3_000
-        let undone = AttackCounter()
+        let undone = SharedCounter()
         await onNewThreads(2) { thread in
             if thread == 0 {
                 for b in 1...changes {

@@ -192,14 +192,14 @@ struct OrderTests {
     /// changes after it once each.
     @Test func initialWhileAnotherThreadDelivers() async {
         let container = StateContainer(0, key: uniqueKey("order.consuming.initial.busy"))
-        let (blocker, entered, release) = attackListenerHeldAtOne(container)
+        let (blocker, entered, release) = listenerHeldAtOne(container)
         let changed = onAThreadOfItsOwn { container.modify(1) }
-        #expect(await attackWait(for: entered))
+        #expect(await waitOffThePool(for: entered))
         let heard = Recorder<Int>()
         let token = container.observe(initial: true) { heard.append($0) }
         #expect(heard.elements.isEmpty, "the initial value came while another thread delivered")
         release.signal()
-        #expect(await attackWait(for: changed))
+        #expect(await waitOffThePool(for: changed))
         container.modify(2)
         #expect(heard.elements == [1, 2])
         token.cancel()

@@ -33,7 +33,7 @@ struct ReentrancyReleasedListenersTests {
             }
         }
         let delivering = Task { await offThePool { container.modify(1) } }
-        #expect(await attackWait(for: entered))
+        #expect(await waitOffThePool(for: entered))
         await offThePool {
             body()
             proceed.signal()
@@ -172,7 +172,7 @@ struct ReentrancyReleasedListenersTests {
     @Test func aTokenReleasedInsideAListenerWhoseListenerOwnsAnotherToken() {
         let container = StateContainer(0, key: uniqueKey("released.remover.inside"))
         let heard = Recorder<String>()
-        let slot = AttackSlot<SubscriptionToken>()
+        let slot = SharedSlot<SubscriptionToken>()
         slot.set({
             let inner = container.observe { heard.append("c\($0)") }
             return container.observe { [inner] value in
@@ -194,7 +194,7 @@ struct ReentrancyReleasedListenersTests {
     @Test func aTokenReleasedInsideItsOwnListenerThatOwnsAnotherToken() {
         let container = StateContainer(0, key: uniqueKey("released.remover.self"))
         let heard = Recorder<String>()
-        let slot = AttackSlot<SubscriptionToken>()
+        let slot = SharedSlot<SubscriptionToken>()
         let inner = container.observe { heard.append("inner\($0)") }
         slot.set(container.observe { [inner] value in
             heard.append("outer\(value)")
@@ -209,9 +209,9 @@ struct ReentrancyReleasedListenersTests {
 
     /// The listener holds the last reference to its container: cancelling lets the container end inside `cancel()`.
     @Test func cancellingAListenerThatHoldsTheLastReferenceToItsContainer() {
-        let (token, weakContainer): (SubscriptionToken, AttackWeak<StateContainer<Int>>) = {
+        let (token, weakContainer): (SubscriptionToken, SharedWeak<StateContainer<Int>>) = {
             let container = StateContainer(0, key: uniqueKey("released.remover.container"))
-            return (container.observe { [container] _ in _ = container.key }, AttackWeak(container))
+            return (container.observe { [container] _ in _ = container.key }, SharedWeak(container))
         }()
         #expect(weakContainer.object != nil)
         token.cancel()
@@ -223,18 +223,18 @@ struct ReentrancyReleasedListenersTests {
     /// hears nothing, and the token its closure owned hears nothing after the round.
     @Test func aTokenReleasedOnAnotherThreadWhileARoundHoldsItsEntry() async {
         let container = StateContainer(0, key: uniqueKey("released.remover.round"))
-        let (blocker, entered, release) = attackListenerHeldAtOne(container)
+        let (blocker, entered, release) = listenerHeldAtOne(container)
         let heard = Recorder<Int>()
-        let slot = AttackSlot<SubscriptionToken>()
+        let slot = SharedSlot<SubscriptionToken>()
         slot.set({
             let inner = container.observe { heard.append(100 + $0) }
             return container.observe { [inner] value in heard.append(value); withExtendedLifetime(inner) {} }
         }())
         let changed = onAThreadOfItsOwn { container.modify(1) }
-        #expect(await attackWait(for: entered))
+        #expect(await waitOffThePool(for: entered))
         slot.letGo()
         release.signal()
-        #expect(await attackWait(for: changed))
+        #expect(await waitOffThePool(for: changed))
         container.modify(2)
         // The inner token lives while the round holds the outer listener's closure: it may hear 1, never 2; the
         // outer one was let go before its call, and hears nothing.
@@ -248,7 +248,7 @@ struct ReentrancyReleasedListenersTests {
         let container = StateContainer(0, key: uniqueKey("released.consuming.self"))
         let heard = Recorder<Int>()
         let own = Locked<SubscriptionToken?>(nil)
-        let cancelNow = AttackFlag()
+        let cancelNow = SharedFlag()
         let token = container.observe(initial: initial) { value in
             heard.append(value)
             if let token = own.withLock({ $0 }) { token.cancel() } else { cancelNow.set() }
@@ -266,7 +266,7 @@ struct ReentrancyReleasedListenersTests {
     @Test func anInitialCallThatLetsGoOfAnotherTokenItOwns() {
         let container = StateContainer(0, key: uniqueKey("released.consuming.initial.other"))
         let heard = Recorder<String>()
-        let slot = AttackSlot<SubscriptionToken>()
+        let slot = SharedSlot<SubscriptionToken>()
         slot.set(container.observe { heard.append("other\($0)") })
         let token = container.observe(initial: true) { value in
             heard.append("mine\(value)")

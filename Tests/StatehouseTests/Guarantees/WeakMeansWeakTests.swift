@@ -7,8 +7,8 @@ import StatehouseTestSupport
 
 /// An object subscribing through the mixin; counts what it heard.
 private final class Watcher: StoreSubscribing, Sendable {
-    let heard: AttackCounter
-    init(_ heard: AttackCounter) { self.heard = heard }
+    let heard: SharedCounter
+    init(_ heard: SharedCounter) { self.heard = heard }
 }
 
 /// A view that renders nothing.
@@ -25,9 +25,9 @@ struct WeakMeansWeakTests {
     @Test func storeSubscribingObjectsLetGoWhileDispatchesFlow() async {
         for round in 0..<40 {
             var store: Store<TwoCounters, TwoCountersAction>? = Store(initialState: TwoCounters(), reducer: twoCountersReducer)
-            let weakStore = AttackWeak(store)
-            let heard = AttackCounter()
-            let watchers = AttackSlot<[Watcher]>()
+            let weakStore = SharedWeak(store)
+            let heard = SharedCounter()
+            let watchers = SharedSlot<[Watcher]>()
             watchers.value = (0..<6).map { _ in Watcher(heard) }
             for watcher in watchers.value! {
                 watcher.subscribe(store!) { watcher, _ in _ = watcher.heard.increment() }
@@ -35,21 +35,21 @@ struct WeakMeansWeakTests {
             let s = store!
             let go = DispatchSemaphore(value: 0)
             let dispatcher = onAThreadOfItsOwn {
-                _ = go.wait(timeout: .now() + .seconds(attackPatience))
+                _ = go.wait(timeout: .now() + .seconds(signalPatience))
                 for _ in 0..<100 { s.dispatch(.a) }
             }
             let releaser = onAThreadOfItsOwn {
-                _ = go.wait(timeout: .now() + .seconds(attackPatience))
+                _ = go.wait(timeout: .now() + .seconds(signalPatience))
                 watchers.value = nil
             }
             go.signal()
             go.signal()
-            #expect(await attackWait(for: dispatcher))
-            #expect(await attackWait(for: releaser))
+            #expect(await waitOffThePool(for: dispatcher))
+            #expect(await waitOffThePool(for: releaser))
             _ = consume s
             store!.dispatch(.a)
             store = nil
-            let gone = await eventually(timeout: .seconds(attackPatience)) {
+            let gone = await eventually(timeout: .seconds(signalPatience)) {
                 _ = AssociatedObjectsTable.shared.releaseDeadOwners()
                 return weakStore.object == nil
             }

@@ -31,7 +31,7 @@ struct ContainerEndsDuringCheckTests {
         storage.notify()
         let endedDuringCheck = await offThePool { () -> Bool? in
             defer { proceed.signal() }
-            guard entered.wait(timeout: .now() + .seconds(attackPatience)) == .success else {
+            guard entered.wait(timeout: .now() + .seconds(signalPatience)) == .success else {
                 storage.holdsNextFingerprint.withLock { $0 = nil }
                 return nil
             }
@@ -41,7 +41,7 @@ struct ContainerEndsDuringCheckTests {
             // Its `deinit` stops following first. (Not a weak reference read here: a strong reference it lends for a
             // moment may be the last one, and then the `deinit` would wait for the writer on this thread, which
             // alone can let the writer go on.)
-            return attackSpin(timeout: .seconds(60)) { storage.watcherCount == 0 }
+            return spinWait(timeout: .seconds(60)) { storage.watcherCount == 0 }
         }
         #expect(endedDuringCheck != nil, "no check started")
         #expect(endedDuringCheck == true, "the check kept the container alive after its last reference went")

@@ -39,7 +39,7 @@ struct FollowingTheLastOutsideChangeTests {
                 }
             }
             storage.changeOutside(key: key, to: stored(1))
-            #expect(await attackWait(for: applierHeld))
+            #expect(await waitOffThePool(for: applierHeld))
         }
 
         /// Stores `number` outside and waits until a check has read it.
@@ -62,7 +62,7 @@ struct FollowingTheLastOutsideChangeTests {
         // land then.
         follower.storage.inject(.run { [follower] in
             follower.releaseApplier.signal()
-            attackSpin(timeout: .seconds(120)) { follower.seen.elements.last == 2 }
+            spinWait(timeout: .seconds(120)) { follower.seen.elements.last == 2 }
         }, into: .fingerprint)
         follower.storage.changeOutside(key: follower.key, to: stored(3))
 
@@ -91,7 +91,7 @@ struct FollowingTheLastOutsideChangeTests {
             releaseWriter.wait()
         }, into: .fingerprint)
         follower.storage.notifyWatchers(of: follower.key)
-        #expect(await attackWait(for: writerHeld))
+        #expect(await waitOffThePool(for: writerHeld))
         follower.storage.notifyWatchers(of: follower.key)
 
         // Value 2 lands; value 3 is refused, and its refusal queues behind the queued check.

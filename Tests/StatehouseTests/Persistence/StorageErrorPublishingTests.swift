@@ -31,7 +31,7 @@ struct StorageErrorAfterFlushTests {
             }), into: .save)
             count.modify(round)
             let flushed = await offThePool { () -> Bool in
-                guard failed.wait(timeout: .now() + .seconds(attackPatience)) == .success else { return false }
+                guard failed.wait(timeout: .now() + .seconds(signalPatience)) == .success else { return false }
                 defer { for _ in 0..<blockers { release.signal() } }
                 storage.removeFaults()
                 do {

@@ -39,7 +39,7 @@ struct CachedScopeTests {
                         parent.dispatch(.child(.increment))
                         parent.dispatch(.detail(.increment))
                         dispatched += 1
-                        attackSpin { parent.state.child.count >= dispatched }
+                        spinWait { parent.state.child.count >= dispatched }
                     }
                 case 1:
                     var last = (child: -1, grandchild: -1)
@@ -59,7 +59,7 @@ struct CachedScopeTests {
                     defer { checkersDone.add(1, ordering: .releasing) }
                     for cycle in 0..<30 {
                         let values = Recorder<Int>()
-                        let mismatches = AttackCounter()
+                        let mismatches = SharedCounter()
                         let token: SubscriptionToken?
                         switch (thread + cycle) % 4 {
                         case 0:
@@ -90,7 +90,7 @@ struct CachedScopeTests {
                             bad.withLock { $0.append("round \(round): no ifLet scope for a detail that is set") }
                             return
                         }
-                        let followed = attackSpin(timeout: .seconds(60)) {
+                        let followed = spinWait(timeout: .seconds(60)) {
                             guard let first = values.elements.first else { return false }
                             return values.elements.last! >= first + 5
                         }

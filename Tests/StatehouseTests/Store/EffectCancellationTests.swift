@@ -193,12 +193,12 @@ struct CancelEffectsContentionTests {
             let go = DispatchSemaphore(value: 0)
             let holding = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
-            let sent = AttackCounter()
+            let sent = SharedCounter()
             let store = Store(initialState: Tally()) { (state: inout Tally, action: TallyAction) -> Effect<TallyAction> in
                 switch action {
                 case .start:
                     let sender = Effect<TallyAction>.run { send in
-                        _ = await attackWait(for: go)
+                        _ = await waitOffThePool(for: go)
                         for _ in 0..<perSender {
                             send(.tick)
                             sent.increment()
@@ -217,7 +217,7 @@ struct CancelEffectsContentionTests {
             store.dispatch(.start)
             // The processor is held on a thread of its own: every action sent from now on is queued.
             Thread.detachNewThread { store.dispatch(.hold) }
-            #expect(await attackWait(for: holding))
+            #expect(await waitOffThePool(for: holding))
             for _ in 0..<senders { go.signal() }
             // Each dispatcher waits for its action, queued behind the held one, until the processor is released.
             let dispatching = Task {
@@ -258,8 +258,8 @@ struct CancelEffectsContentionTests {
             }
             store.dispatch(.start)
             await store.finishEffects()
-            let stop = AttackFlag()
-            let sends = AttackCounter()
+            let stop = SharedFlag()
+            let sends = SharedCounter()
             let senders = Task {
                 await onNewThreads(4) { _ in
                     while !stop.isSet, sends.value < 1_000_000 {

@@ -16,7 +16,7 @@ struct RecordingAndTravelTests {
             let store = makeCounterStore()
             await onNewThreads(3) { thread in
                 if thread == 2 {
-                    attackSpin { store.state.count >= 50 }
+                    spinWait { store.state.count >= 50 }
                     store.startRecording()
                 } else {
                     for _ in 0..<perThread { store.dispatch(.increment) }
@@ -48,19 +48,19 @@ struct RecordingAndTravelTests {
             let token = store.subscribe(\.name, initial: false) { name in
                 guard name == "hold" else { return }
                 holding.signal()
-                _ = hold.wait(timeout: .now() + .seconds(attackPatience))
+                _ = hold.wait(timeout: .now() + .seconds(signalPatience))
             }
             store.startRecording()
             for _ in 0..<10 { store.dispatch(.increment) }
             // Another thread keeps the store busy, so what follows is queued, in this order.
             Thread.detachNewThread { store.dispatch(.rename("hold")) }
-            #expect(await attackWait(for: holding), "round \(round)")
+            #expect(await waitOffThePool(for: holding), "round \(round)")
             // Each waits for its work, behind the held action: on threads of their own, queued in this order.
             let dispatched = dispatchBehindTheBusyStore(.increment, to: store)  // before travel: applied first
             let travelled = behindTheBusyStore(store) { _ = try? store.travel(to: 5) }
             hold.signal()
-            #expect(await attackWait(for: dispatched), "round \(round)")
-            #expect(await attackWait(for: travelled), "round \(round)")
+            #expect(await waitOffThePool(for: dispatched), "round \(round)")
+            #expect(await waitOffThePool(for: travelled), "round \(round)")
             #expect(await eventually { store.state.count == 5 && store.state.name == "" }, "round \(round)")
             store.dispatch(.increment)  // continues from the shown state, step 5
             // The store may still be finishing the travel's round on another thread: the increment then waits its turn.

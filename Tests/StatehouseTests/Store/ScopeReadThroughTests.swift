@@ -81,7 +81,7 @@ struct ScopeReadThroughTests {
             #expect(child.state.leaf.count == i)
             #expect(root.state.total == i)
         }
-        #expect(attackSpin {
+        #expect(spinWait {
             (tokens.count == 0)
                 || ((following == "child" || lastGrand.load(ordering: .sequentiallyConsistent) == 50)
                     && (following == "grand" || lastChild.load(ordering: .sequentiallyConsistent) == 50))
@@ -164,7 +164,7 @@ struct ScopeReadThroughTests {
             fired.store(true, ordering: .sequentiallyConsistent)
         }
         root.dispatch(.bump)
-        #expect(attackSpin(timeout: .seconds(20)) { fired.load(ordering: .sequentiallyConsistent) })
+        #expect(spinWait(timeout: .seconds(20)) { fired.load(ordering: .sequentiallyConsistent) })
         withExtendedLifetime(token) {}
     }
 
@@ -199,7 +199,7 @@ struct ScopeReadThroughTests {
         root = nil
         for _ in 0..<10 { grand.dispatch(.bump) }
         #expect(grand.state.count == 10)
-        #expect(attackSpin { seen.load(ordering: .sequentiallyConsistent) == 10 })
+        #expect(spinWait { seen.load(ordering: .sequentiallyConsistent) == 10 })
         token.cancel()
         grand.dispatch(.bump)
         #expect(grand.state.count == 11)

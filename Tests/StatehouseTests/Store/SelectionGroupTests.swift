@@ -122,7 +122,7 @@ struct SelectionGroupTests {
                     }
                 }
                 // The store may be busy on another thread: the first values come once it gets to the registrations.
-                let allHeard = attackSpin(timeout: .seconds(60)) { hearers.allSatisfy { $0.count > 0 } }
+                let allHeard = spinWait(timeout: .seconds(60)) { hearers.allSatisfy { $0.count > 0 } }
                 if !allHeard { violations.append("thread \(thread) round \(round): a first value never came") }
                 for (index, heard) in hearers.enumerated() {
                     let row = (index + thread * 7 + round) % 100

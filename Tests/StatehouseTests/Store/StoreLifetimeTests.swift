@@ -20,7 +20,7 @@ struct StoreLifetimeTests {
                 weak var weakStore: Store<FVState, FVAction>?
                 weak var weakChild: Store<FVChild, FVAction>?
                 let innerHeard = Recorder<Int>()
-                let outer = AttackSlot<SubscriptionToken>()
+                let outer = SharedSlot<SubscriptionToken>()
                 do {
                     let store = Store(initialState: FVState(), reducer: fvReducer)
                     let child = store.scope(state: \.child, action: { (action: FVAction) in action })
@@ -62,7 +62,7 @@ struct StoreLifetimeTests {
                 }
                 #expect(finished, "\(label): letting go of the removal deadlocked")
                 #expect(
-                    await fvWaitUntil(seconds: attackPatience) { weakStore == nil && weakChild == nil },
+                    await fvWaitUntil(seconds: signalPatience) { weakStore == nil && weakChild == nil },
                     "\(label): a store leaked"
                 )
                 #expect(innerHeard.elements == [0, 0, 1, 1], "\(label): \(innerHeard.elements)")
@@ -109,8 +109,8 @@ struct StoreLifetimeTests {
                 weak var weakChild: Store<FVChild, FVAction>?
                 let firstCalls = Recorder<Int>()
                 let innerHeard = Recorder<Int>()
-                let ownToken = AttackSlot<SubscriptionToken>()
-                let blockerToken = AttackSlot<SubscriptionToken>()
+                let ownToken = SharedSlot<SubscriptionToken>()
+                let blockerToken = SharedSlot<SubscriptionToken>()
                 let entered = DispatchSemaphore(value: 0)
                 let release = DispatchSemaphore(value: 0)
                 let holdReturned = DispatchSemaphore(value: 0)
@@ -123,14 +123,14 @@ struct StoreLifetimeTests {
                     // Busy on another thread; the blocker lets its own token go when it is released.
                     blockerToken.value = store.subscribe(\.holds, initial: false) { _ in
                         entered.signal()
-                        _ = release.wait(timeout: .now() + .seconds(attackPatience))
+                        _ = release.wait(timeout: .now() + .seconds(signalPatience))
                         blockerToken.value = nil
                     }
                     Thread { [store] in
                         store.dispatch(.hold)
                         holdReturned.signal()
                     }.start()
-                    #expect(await attackWait(for: entered), "\(label)")
+                    #expect(await waitOffThePool(for: entered), "\(label)")
                     // Called on this task, not on a thread of their own (`offThePool`): the store is busy, so they
                     // only queue, and a thread's closure, let go whenever the thread ends, would hold the tokens too.
                     // (The dispatch waits for its action, so it is made on a thread of its own.)
@@ -149,11 +149,11 @@ struct StoreLifetimeTests {
                     dispatched = dispatchBehindTheBusyStore(.increment, to: store)
                 }
                 release.signal()
-                #expect(await attackWait(for: dispatched), "\(label)")
-                #expect(await attackWait(for: holdReturned), "\(label): the processor deadlocked")
+                #expect(await waitOffThePool(for: dispatched), "\(label)")
+                #expect(await waitOffThePool(for: holdReturned), "\(label): the processor deadlocked")
                 await offThePool { queue.sync {} }
                 #expect(
-                    await fvWaitUntil(seconds: attackPatience) { weakStore == nil && weakChild == nil },
+                    await fvWaitUntil(seconds: signalPatience) { weakStore == nil && weakChild == nil },
                     "\(label): a store leaked"
                 )
                 #expect(firstCalls.elements == [0], "\(label): \(firstCalls.elements)")
@@ -172,7 +172,7 @@ struct StoreLifetimeTests {
     /// tokens are cancelled and let go, the store ends.
     @Test func aStoreDiesOnceItsTokensAreCancelledEvenWithAQueuedRegistration() async {
         var store: Store<Counter, CounterAction>? = makeCounterStore()
-        let weakStore = AttackWeak(store)
+        let weakStore = SharedWeak(store)
         let tokens = Locked<[SubscriptionToken]>([])
         // A registration queued from inside a subscriber (the store is busy): it holds the store until it runs.
         let outer = store!.subscribe(\.count) { [weak store] count in
@@ -192,10 +192,10 @@ struct StoreLifetimeTests {
     /// Threads subscribing, cancelling and releasing while another dispatches: every store ends once let go.
     @Test func storesDieAfterSubscribersRaceDispatches() async {
         let iterations = 200
-        let weakStores = Locked<[AttackWeak<Store<Counter, CounterAction>>]>([])
+        let weakStores = Locked<[SharedWeak<Store<Counter, CounterAction>>]>([])
         for _ in 0..<iterations {
             let store = makeCounterStore()
-            weakStores.withLock { $0.append(AttackWeak(store)) }
+            weakStores.withLock { $0.append(SharedWeak(store)) }
             let box = Locked<Store<Counter, CounterAction>?>(store)
             await onNewThreads(3) { thread in
                 guard let store = box.withLock({ $0 }) else { return }

@@ -10,7 +10,7 @@ import StatehouseTestSupport
 /// What one checked subscriber received, and whether the store it subscribed to showed the same value meanwhile.
 private final class Received: Sendable {
     let values = Recorder<Int>()
-    let mismatches = AttackCounter()
+    let mismatches = SharedCounter()
 
     /// Whether the values are consecutive: none missed, none repeated.
     var isConsecutive: Bool {
@@ -42,7 +42,7 @@ private final class StartLine: Sendable {
 
     func arriveAndWait() {
         arrived.add(1, ordering: .acquiringAndReleasing)
-        attackSpin { arrived.load(ordering: .acquiring) >= count }
+        spinWait { arrived.load(ordering: .acquiring) >= count }
     }
 }
 
@@ -73,7 +73,7 @@ struct StoreScopeConcurrencyTests {
                     while checkersDone.load(ordering: .acquiring) < 2 {
                         parent.dispatch(.increment)
                         dispatched += 1
-                        attackSpin { parent.state.count >= dispatched }
+                        spinWait { parent.state.count >= dispatched }
                     }
                 case 1:
                     // Each subscriber is registered (it has its first value) before it is cancelled: the scopes start
@@ -82,7 +82,7 @@ struct StoreScopeConcurrencyTests {
                         for store in [child, grandchild] {
                             let registered = Atomic<Bool>(false)
                             let token = store.subscribe(\.self) { _ in registered.store(true, ordering: .releasing) }
-                            attackSpin { registered.load(ordering: .acquiring) }
+                            spinWait { registered.load(ordering: .acquiring) }
                             token.cancel()
                         }
                     }
@@ -106,7 +106,7 @@ struct StoreScopeConcurrencyTests {
                         }
                         // A hang detector, not a speed budget: under ThreadSanitizer, beside other storms, the
                         // dispatching thread may not run for many seconds.
-                        let followed = attackSpin(timeout: .seconds(attackPatience)) {
+                        let followed = spinWait(timeout: .seconds(signalPatience)) {
                             guard let first = from.values.elements.first else { return false }
                             return from.values.elements.last! >= first + 20
                         }

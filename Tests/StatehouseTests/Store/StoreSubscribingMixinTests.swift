@@ -7,8 +7,8 @@ import StatehouseTestSupport
 
 /// An object subscribing to stores through the `StoreSubscribing` mixin; counts the renders from each of two stores.
 private final class DualSubscriber: StoreSubscribing {
-    let fromFirst = AttackCounter()
-    let fromSecond = AttackCounter()
+    let fromFirst = SharedCounter()
+    let fromSecond = SharedCounter()
 
     func rendered(from store: Int) {
         if store == 0 {
@@ -26,12 +26,12 @@ struct StoreSubscribingMixinTests {
         let rounds = 2_000
         let stores = [makeCounterStore(), makeCounterStore()]
         let viewers = (0..<rounds).map { _ in DualSubscriber() }
-        let arrivals = AttackCounter()
+        let arrivals = SharedCounter()
         await onNewThreads(2) { thread in
             for round in 0..<rounds {
                 // A barrier per round, so that both threads subscribe the round's fresh object at the same instant.
                 arrivals.increment()
-                attackSpin(timeout: .seconds(2)) { arrivals.value >= 2 * (round + 1) }
+                spinWait(timeout: .seconds(2)) { arrivals.value >= 2 * (round + 1) }
                 viewers[round].subscribe(stores[thread]) { viewer, _ in viewer.rendered(from: thread) }
             }
         }

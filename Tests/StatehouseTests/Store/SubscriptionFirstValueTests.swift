@@ -94,8 +94,8 @@ struct SubscriptionFirstValueTests {
         }
         let after = dispatchBehindTheBusyStore(.increment, to: store)
         release.signal()
-        #expect(await attackWait(for: before))
-        #expect(await attackWait(for: after))
+        #expect(await waitOffThePool(for: before))
+        #expect(await waitOffThePool(for: after))
         #expect(await fvDrain(store))
         #expect(busy.elements == [4, 5])
         #expect(busyChild.elements == [4, 5])
@@ -189,7 +189,7 @@ struct SubscriptionFirstValueTests {
             let tokens = SGSlot<[SubscriptionToken]>([])
             let holder = Thread { store.dispatch(.hold) }
             holder.start()
-            #expect(await attackWait(for: entered))
+            #expect(await waitOffThePool(for: entered))
             // The store is busy on `holder`: both registrations are queued, behind the held action.
             let token = await offThePool { store.subscribe(\.count, on: delivery) { heard.append($0) } }
             let own = await offThePool {
@@ -209,7 +209,7 @@ struct SubscriptionFirstValueTests {
             }
             tokens.set([token, own, late])
             release.signal()
-            #expect(await attackWait(for: dispatched))
+            #expect(await waitOffThePool(for: dispatched))
             #expect(await waitUntil { heard.values.last == 2 && heardOwn.values.last == 2 })
             #expect(heard.values == [1, 2])
             #expect(heardOwn.values == [1, 2])
@@ -289,7 +289,7 @@ struct SubscriptionFirstValueTests {
         child.dispatch(.increment)
         let holder = Thread { store.dispatch(.hold) }
         holder.start()
-        #expect(await attackWait(for: entered))
+        #expect(await waitOffThePool(for: entered))
         keep(await offThePool { child.subscribe(\.value) { whileBusy.append($0) } })
         let dispatched = DispatchSemaphore(value: 0)
         Thread {
@@ -297,7 +297,7 @@ struct SubscriptionFirstValueTests {
             dispatched.signal()
         }.start()
         release.signal()
-        #expect(await attackWait(for: dispatched))
+        #expect(await waitOffThePool(for: dispatched))
         #expect(await waitUntil { whileBusy.values.last == 4 && idle.values.last == 4 })
         #expect(idle.values == [0, 1, 2, 3, 4])
         #expect(fromParentListener.values == [1, 2, 3, 4])

@@ -19,16 +19,16 @@ func behindTheBusyStore<State: Sendable, Action: Sendable>(
 ) -> DispatchSemaphore {
     let queuedBefore = store.inbox.turns.withLock { $0.queue.count }
     let returned = onAThreadOfItsOwn(body)
-    _ = attackSpin(timeout: .seconds(attackPatience)) {
+    _ = spinWait(timeout: .seconds(signalPatience)) {
         store.inbox.turns.withLock { $0.queue.count } > queuedBefore
     }
     return returned
 }
 
 /// A store whose subscriber of `holds` blocks on the processor when that part changes, until `release` is signalled
-/// (or `attackPatience` runs out): the store is busy without its state lock held (a reducer that blocked would
+/// (or `signalPatience` runs out): the store is busy without its state lock held (a reducer that blocked would
 /// hold it, and `cancel()` rightly waits for it).
-func attackStoreWithABlockingSubscriber<State: Sendable, Action: Sendable>(
+func storeWithABlockingSubscriber<State: Sendable, Action: Sendable>(
     _ initialState: State,
     reducer: @escaping @Sendable (inout State, Action) -> Void,
     holds: any KeyPath<State, Int> & Sendable
@@ -38,7 +38,7 @@ func attackStoreWithABlockingSubscriber<State: Sendable, Action: Sendable>(
     let store = Store(initialState: initialState, reducer: reducer)
     let blocker = store.subscribe(holds, initial: false) { _ in
         entered.signal()
-        _ = release.wait(timeout: .now() + .seconds(attackPatience))
+        _ = release.wait(timeout: .now() + .seconds(signalPatience))
     }
     return (store, blocker, entered, release)
 }

@@ -14,10 +14,10 @@ import Darwin
 
 /// How long a test waits for a signal that is sure to come: only a starved machine makes it matter (the suites run in
 /// parallel, under ThreadSanitizer too, on two cores: a task may not run for several seconds).
-let attackPatience = 60
+let signalPatience = 60
 
 /// Waits for `count` signals of `semaphore` on a thread of its own; `false` if they did not all come in `seconds`.
-func attackWait(for semaphore: DispatchSemaphore, count: Int = 1, seconds: Int = attackPatience) async -> Bool {
+func waitOffThePool(for semaphore: DispatchSemaphore, count: Int = 1, seconds: Int = signalPatience) async -> Bool {
     await offThePool { () -> Bool in
         let deadline = DispatchTime.now() + .seconds(seconds)
         for _ in 0..<count {
@@ -30,7 +30,7 @@ func attackWait(for semaphore: DispatchSemaphore, count: Int = 1, seconds: Int =
 /// Waits on the calling thread, without suspending (the thread is part of the window under test), until `condition`
 /// holds or `timeout` passes; returns whether it held.
 @discardableResult
-func attackSpin(timeout: Duration = .seconds(5), until condition: () -> Bool) -> Bool {
+func spinWait(timeout: Duration = .seconds(5), until condition: () -> Bool) -> Bool {
     let deadline = ContinuousClock.now + timeout
     var spins = 0
     while !condition() {

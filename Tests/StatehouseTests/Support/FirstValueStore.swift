@@ -106,22 +106,22 @@ func fvSubscribe(
     }
 }
 
-/// A store that a `.hold` keeps busy without its state lock held (see `attackStoreWithABlockingSubscriber`).
+/// A store that a `.hold` keeps busy without its state lock held (see `storeWithABlockingSubscriber`).
 func fvBusyStore() -> (
     store: Store<FVState, FVAction>, blocker: SubscriptionToken, entered: DispatchSemaphore, release: DispatchSemaphore
 ) {
-    attackStoreWithABlockingSubscriber(FVState(), reducer: fvReducer, holds: \.holds)
+    storeWithABlockingSubscriber(FVState(), reducer: fvReducer, holds: \.holds)
 }
 
 /// Makes `store` busy on a thread of its own (see ``fvBusyStore()``); `false` if it did not get busy in time.
 func fvHold(_ store: Store<FVState, FVAction>, entered: DispatchSemaphore) async -> Bool {
     Thread { store.dispatch(.hold) }.start()
-    return await attackWait(for: entered)
+    return await waitOffThePool(for: entered)
 }
 
 /// Waits until everything `store` had queued has run: a subscriber added now hears its first value only then.
 func fvDrain(_ store: Store<FVState, FVAction>, queues: [DispatchQueue] = []) async -> Bool {
-    let heard = AttackCounter()
+    let heard = SharedCounter()
     let probe = await offThePool { store.subscribe(\.holds) { _ in heard.increment() } }
     defer { probe.cancel() }
     guard await fvWaitUntil(seconds: 120, { heard.value >= 1 }) else { return false }
@@ -134,13 +134,13 @@ func fvWaitUntil(seconds: Int = 120, _ condition: () -> Bool) async -> Bool {
 }
 
 /// Runs `body` on a thread of its own; whether it returned within `seconds` (a deadlock detector).
-func fvFinishes(within seconds: Int = attackPatience, _ body: @escaping @Sendable () -> Void) async -> Bool {
+func fvFinishes(within seconds: Int = signalPatience, _ body: @escaping @Sendable () -> Void) async -> Bool {
     let done = DispatchSemaphore(value: 0)
     Thread.detachNewThread {
         body()
         done.signal()
     }
-    return await attackWait(for: done, seconds: seconds)
+    return await waitOffThePool(for: done, seconds: seconds)
 }
 
 /// The store's bookkeeping against its groups: subscribers counted and registered, empty key-path groups counted and

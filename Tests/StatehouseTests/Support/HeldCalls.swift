@@ -13,7 +13,7 @@ import Darwin
 
 /// The listener side of "cancel() returns only once no call is running": its first call says so, waits until
 /// `cancel()` has started on another thread, and then stays inside a while longer.
-final class AttackCancelProbe: Sendable {
+final class CancelProbe: Sendable {
     /// Signalled when the first call starts.
     let entered = DispatchSemaphore(value: 0)
     private let calls = Atomic<Int>(0)
@@ -26,7 +26,7 @@ final class AttackCancelProbe: Sendable {
     func call() {
         guard calls.add(1, ordering: .sequentiallyConsistent).newValue == 1 else { return }
         entered.signal()
-        attackSpin { cancelStarted.load(ordering: .sequentiallyConsistent) }
+        spinWait { cancelStarted.load(ordering: .sequentiallyConsistent) }
         // A window, not a wait for a signal: a cancel() that does not wait for this call returns within it. On a
         // machine too slow for it, the test passes falsely; with a correct cancel() it cannot fail.
         usleep(50_000)
@@ -45,7 +45,7 @@ final class AttackCancelProbe: Sendable {
 
 /// A listener of `container` whose call for the value 1 signals `entered`, then waits for `release`: a round held
 /// inside its first listener, so that a test can act while the round still has entries ahead.
-func attackListenerHeldAtOne(
+func listenerHeldAtOne(
     _ container: StateContainer<Int>
 ) -> (token: SubscriptionToken, entered: DispatchSemaphore, release: DispatchSemaphore) {
     let entered = DispatchSemaphore(value: 0)
@@ -53,14 +53,14 @@ func attackListenerHeldAtOne(
     let token = container.observe { value in
         guard value == 1 else { return }
         entered.signal()
-        _ = release.wait(timeout: .now() + .seconds(attackPatience))
+        _ = release.wait(timeout: .now() + .seconds(signalPatience))
     }
     return (token, entered, release)
 }
 
 /// A listener call held inside until `letOut()`: `entered` is signalled once it is inside, `isInside` says whether
 /// it still is.
-final class AttackHeldCall: Sendable {
+final class HeldListenerCall: Sendable {
     let entered = DispatchSemaphore(value: 0)
     private let release = DispatchSemaphore(value: 0)
     private let inside = Atomic<Bool>(false)
@@ -68,7 +68,7 @@ final class AttackHeldCall: Sendable {
     func call() {
         inside.store(true, ordering: .sequentiallyConsistent)
         entered.signal()
-        _ = release.wait(timeout: .now() + .seconds(attackPatience))
+        _ = release.wait(timeout: .now() + .seconds(signalPatience))
         inside.store(false, ordering: .sequentiallyConsistent)
     }
 

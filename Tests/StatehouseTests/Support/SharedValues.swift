@@ -3,13 +3,13 @@ import Synchronization
 @testable import Statehouse
 
 /// A weak reference any thread may read: it is never reassigned, and the object is `Sendable`.
-final class AttackWeak<Object: AnyObject & Sendable>: Sendable {
+final class SharedWeak<Object: AnyObject & Sendable>: Sendable {
     weak let object: Object?
     init(_ object: Object?) { self.object = object }
 }
 
 /// A value set once another thread may read it: a scoped store made after the closure that reads it.
-final class AttackSlot<Value: Sendable>: Sendable {
+final class SharedSlot<Value: Sendable>: Sendable {
     private let slot = Locked<Value?>(nil)
 
     init() {}
@@ -32,7 +32,7 @@ final class AttackSlot<Value: Sendable>: Sendable {
 }
 
 /// A counter to share between threads and closures (an `Atomic` in a class, so that closures capture a reference).
-final class AttackCounter: Sendable {
+final class SharedCounter: Sendable {
     private let atomic: Atomic<Int>
 
     init(_ value: Int = 0) {
@@ -51,7 +51,7 @@ final class AttackCounter: Sendable {
 }
 
 /// A flag to share between threads and closures.
-final class AttackFlag: Sendable {
+final class SharedFlag: Sendable {
     private let atomic = Atomic<Bool>(false)
 
     init() {}

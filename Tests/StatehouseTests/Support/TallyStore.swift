@@ -23,11 +23,11 @@ struct SGChild: Equatable, Sendable {
     var name = ""
 }
 
-/// A store that a `.hold` keeps busy without its state lock held (see `attackStoreWithABlockingSubscriber`).
+/// A store that a `.hold` keeps busy without its state lock held (see `storeWithABlockingSubscriber`).
 func tallyStoreWithABlockingSubscriber() -> (
     store: Store<SGTally, SGToggle>, blocker: SubscriptionToken, entered: DispatchSemaphore, release: DispatchSemaphore
 ) {
-    attackStoreWithABlockingSubscriber(SGTally(), reducer: tallyReducer, holds: \.holds)
+    storeWithABlockingSubscriber(SGTally(), reducer: tallyReducer, holds: \.holds)
 }
 
 func tallyReducer(_ state: inout SGTally, _ action: SGToggle) {

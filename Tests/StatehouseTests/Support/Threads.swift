@@ -10,7 +10,7 @@ import Darwin
 #endif
 
 /// A number identifying the calling thread while it runs.
-func attackThreadID() -> UInt {
+func currentThreadID() -> UInt {
     #if canImport(Darwin)
     UInt(bitPattern: pthread_self())
     #else
@@ -29,14 +29,14 @@ func onAThreadOfItsOwn(_ body: @escaping @Sendable () -> Void) -> DispatchSemaph
 }
 
 /// Which thread a test calls from, for closures that must tell its calls from other threads' (0: none).
-final class AttackCallerThread: Sendable {
+final class CallerThread: Sendable {
     private let atomic = Atomic<UInt>(0)
 
     init() {}
 
     /// Makes the calling thread the caller until ``clear()``.
     func setToCurrent() {
-        atomic.store(attackThreadID(), ordering: .sequentiallyConsistent)
+        atomic.store(currentThreadID(), ordering: .sequentiallyConsistent)
     }
 
     func clear() {
@@ -45,7 +45,7 @@ final class AttackCallerThread: Sendable {
 
     /// Whether the calling thread is the caller.
     var isCurrent: Bool {
-        atomic.load(ordering: .sequentiallyConsistent) == attackThreadID()
+        atomic.load(ordering: .sequentiallyConsistent) == currentThreadID()
     }
 }
 
@@ -57,5 +57,5 @@ func arFinishes(seconds: Int = 30, _ body: @escaping @Sendable () -> Void) async
         body()
         done.signal()
     }
-    return await attackWait(for: done, seconds: seconds)
+    return await waitOffThePool(for: done, seconds: seconds)
 }
