@@ -135,11 +135,11 @@ extension StateContainer: PersistenceOwner {
         let round: DeliveryRound<Value>?
         do {
             let taken = observation.changing {
-                link.state.withLock { state -> (round: DeliveryRound<Value>?, replaced: Value)? in
+                link.state.withLock {
+                    state -> (round: DeliveryRound<Value>?, replaced: Value, saved: PersistedSnapshot<Value>?)? in
                     guard state!.changeCount == count else { return nil }
-                    let replacement = state!.replace(with: newValue)
-                    persistence?.tookStoredValue(newValue, count: state!.changeCount)
-                    return replacement
+                    let (round, replaced) = state!.replace(with: newValue)
+                    return (round, replaced, persistence?.tookStoredValue(newValue, count: state!.changeCount))
                 }
             }
             guard let taken else { return refused() }

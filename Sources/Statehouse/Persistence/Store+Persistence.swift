@@ -107,11 +107,8 @@ extension Store {
         )
         self.init(
             state: state,
-            reducer: reducer,
-            pipeline: Middleware.chain(middleware) { store, action in store.apply(action, with: reducer) },
-            forward: nil,
-            serializer: nil,
-            persistence: persistence
+            role: .root(RootParts(reducer: reducer, persistence: persistence)),
+            pipeline: Middleware.chain(middleware) { store, action in store.apply(action, with: reducer) }
         )
         persistence.start(owner: self)
     }

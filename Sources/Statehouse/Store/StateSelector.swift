@@ -37,6 +37,6 @@ enum StateSelector<State, Value>: Sendable {
     @inlinable
     static func load(_ keyPath: any KeyPath<State, Value> & Sendable) -> (@Sendable (State) -> Value)? {
         guard let offset = MemoryLayout<State>.offset(of: keyPath) else { return nil }
-        return { state in withUnsafeBytes(of: state) { $0.load(fromByteOffset: offset, as: Value.self) } }
+        return { state in storedProperty(of: state, atOffset: offset, as: Value.self) }
     }
 }

@@ -89,25 +89,6 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         )
     }
 
-    /// A root store that writes its state to a storage, as the persisted stores' initializer makes it: `forward` and
-    /// `serializer` can only be `nil` (a root store sends its actions to no parent, and runs its own work loop).
-    ///
-    /// - Parameters:
-    ///   - state: The initial state.
-    ///   - reducer: The reducer, for time travel and replay.
-    ///   - pipeline: The middleware and the reducer, folded into one function that applies an action.
-    ///   - persistence: What writes the state to its storage.
-    convenience init(
-        state: State,
-        reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
-        pipeline: @escaping @Sendable (Store, Action) -> Void,
-        forward: Never?,
-        serializer: Never?,
-        persistence: (any Persisting<State>)?
-    ) {
-        self.init(state: state, role: .root(RootParts(reducer: reducer, persistence: persistence)), pipeline: pipeline)
-    }
-
     /// A scoped store, linked to its parent by `upstream`; it reads its state through the parent until it follows.
     convenience init(scope upstream: ScopeUpstream<State, Action>) {
         let toParent = upstream.actions.dispatch
@@ -148,7 +129,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         effects.cancelAll()
         // Each subscription left lives: its `OwningToken` cancels it, which removes it, before letting it go.
         for case let entry? in core.withLock({ $0.removeAll() }) {
-            entry.subscription._withUnsafeGuaranteedRef { $0.cancel() }
+            entry.subscription.withoutRetaining { $0.cancel() }
         }
     }
 
@@ -395,18 +376,21 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     }
 
     /// Shows a state another process stored, if this store has not changed since `count` (an action applied
-    /// meanwhile is newer, and wins): subscribers are told, nothing is written back.
+    /// meanwhile is newer, and wins): subscribers are told, nothing is written back. The persistence learns that the
+    /// state is saved under the lock that counts it (see `Persisting.tookStoredValue(_:count:)`).
     /// - Returns: Whether the state was taken.
     @usableFromInline
     func takeStoredState(_ newState: State, ifUnchangedSince count: UInt64) -> Bool {
         let taken = observation.changing {
-            core.withLock { core -> (DeliveryRound<State>?, UInt64)? in
+            core.withLock { core -> (DeliveryRound<State>?, replaced: PersistedSnapshot<State>?)? in
                 guard core.changeCount == count else { return nil }
-                return (core.replace(with: newState), core.changeCount)
+                let round = core.replace(with: newState)
+                return (round, persistence?.tookStoredValue(newState, count: core.changeCount))
             }
         }
-        guard let (round, newCount) = taken else { return false }
-        persistence?.tookStoredValue(newState, count: newCount)
+        guard let (round, replaced) = taken else { return false }
+        // Let go here, outside the lock.
+        withExtendedLifetime(replaced) {}
         tell(round, after: followers.isEmpty ? [] : followers.follow(newState))
         return true
     }

@@ -67,7 +67,7 @@ final class StoreSubscription<State: Sendable, Action: Sendable>: StoreSubscript
         // `deinit` takes locks of its own.
         defer { retained.release() }
         // Borrowed from the reference this subscription holds, not retained again for the call.
-        retained._withUnsafeGuaranteedRef { object in
+        retained.withoutRetaining { object in
             let store = unsafeDowncast(object, to: Store<State, Action>.self)
             store.removeSubscriber(store, self)
         }

@@ -5,10 +5,6 @@ import StatehouseTesting
 import Testing
 @testable import Statehouse
 
-private func stored(_ number: Int) -> Data {
-    Data("\(number)".utf8)
-}
-
 /// A followed key's last outside change always reaches the container, however the checks that follow it interleave
 /// with the values they hand over.
 @Suite("Following ends on the last outside change")
@@ -38,14 +34,14 @@ struct FollowingTheLastOutsideChangeTests {
                     releaseApplier.wait()
                 }
             }
-            storage.changeOutside(key: key, to: stored(1))
+            storage.changeOutside(key: key, to: jsonNumber(1))
             #expect(await waitOffThePool(for: applierHeld))
         }
 
         /// Stores `number` outside and waits until a check has read it.
         func changeOutsideAndWaitForTheRead(_ number: Int) async {
             let loads = storage.callCount(of: .load)
-            storage.changeOutside(key: key, to: stored(number))
+            storage.changeOutside(key: key, to: jsonNumber(number))
             #expect(await eventually { storage.callCount(of: .load) == loads + 1 })
         }
     }
@@ -64,7 +60,7 @@ struct FollowingTheLastOutsideChangeTests {
             follower.releaseApplier.signal()
             spinWait(timeout: .seconds(120)) { follower.seen.elements.last == 2 }
         }, into: .fingerprint)
-        follower.storage.changeOutside(key: follower.key, to: stored(3))
+        follower.storage.changeOutside(key: follower.key, to: jsonNumber(3))
 
         #expect(await eventually { follower.seen.elements.last == 3 })
         #expect(follower.storage.faultCount(of: .fingerprint) == 1)
@@ -118,7 +114,7 @@ struct FollowingTheLastOutsideChangeTests {
         let seen = Recorder<Int>()
         let token = count.observe { seen.append($0) }
         let last = 2_000
-        for number in 1...last { storage.changeOutside(key: key, to: stored(number)) }
+        for number in 1...last { storage.changeOutside(key: key, to: jsonNumber(number)) }
         #expect(await eventually { seen.elements.last == last })
         #expect(zip(seen.elements, seen.elements.dropFirst()).allSatisfy { $0 < $1 })
         #expect(count.value == last)

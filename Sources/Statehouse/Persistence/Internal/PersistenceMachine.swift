@@ -156,10 +156,11 @@ struct PersistenceMachine<Value: Sendable> {
         return (write, lastWrite)
     }
 
-    /// Whether the key's data, whose fingerprint is `now`, is other than what this process last read or wrote
-    /// (`known`, when it knows what that was): another process stored it since.
+    /// Whether the key's data, whose fingerprint is `now`, may be other than what this process last read or wrote
+    /// (`known`): another process stored it since. Without a known fingerprint (none read yet, a refused value's
+    /// forgotten, a transaction's outcome unknown) it may be: a write then looks at the data first, once.
     static func isUnseen(_ now: StorageFingerprint, known: StorageFingerprint?) -> Bool {
-        known.map { $0 != now } ?? false
+        known.map { $0 != now } ?? true
     }
 
     /// A write found data another process stored that could be neither used nor kept aside, for the reason `error`
@@ -181,10 +182,10 @@ struct PersistenceMachine<Value: Sendable> {
 
     /// The writer's write ended with `outcome` (of a write it was given: `.written` or `.failed`); after a success,
     /// ``wrote(_:fingerprint:)`` was called first, under the same lock. Returns whether to publish the outcome (see
-    /// ``claimsQuietly(_:)``).
-    mutating func writeEnded(_ outcome: PersistenceOutcome) -> Bool {
+    /// ``claimsQuietly(_:errorShows:)``).
+    mutating func writeEnded(_ outcome: PersistenceOutcome, errorShows: Bool) -> Bool {
         lastWrite = outcome
-        return !claimsQuietly(outcome)
+        return !claimsQuietly(outcome, errorShows: errorShows)
     }
 
     // MARK: Publishing outcomes
@@ -213,8 +214,11 @@ struct PersistenceMachine<Value: Sendable> {
     /// is on its way to showing (a publication under way may be one). A failure numbered before it, published
     /// later, is then refused as it would be after the success was published. Returns whether it claimed (or
     /// needs nothing: a later outcome was published already); `false` means: publish it.
-    mutating func claimsQuietly(_ outcome: PersistenceOutcome) -> Bool {
-        guard case .written(let number) = outcome, !showsFailure, publishing == 0 else { return false }
+    ///
+    /// `errorShows` is whether `lastError` held a value just before: one the app set there itself, which
+    /// persistence did not publish, is cleared by a success as a failure is.
+    mutating func claimsQuietly(_ outcome: PersistenceOutcome, errorShows: Bool) -> Bool {
+        guard case .written(let number) = outcome, !showsFailure, !errorShows, publishing == 0 else { return false }
         if number > publishedOutcomeNumber {
             publishedOutcomeNumber = number
             publishedIsCheckFailure = false

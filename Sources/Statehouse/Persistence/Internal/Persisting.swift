@@ -13,8 +13,11 @@ protocol Persisting<Value>: AnyObject, Sendable {
     /// The owner changed; `count` is its change count after the change, `value` the value it produced. Called after
     /// the owner released its lock: two reports may arrive out of order, and the later count wins.
     func changed(_ value: Value, count: UInt64)
-    /// The owner took `value`, read from storage, as its change number `count`: it is saved already.
-    func tookStoredValue(_ value: Value, count: UInt64)
+    /// The owner took `value`, read from storage, as its change number `count`: it is saved already. Called under the
+    /// owner's lock, so that the count and "saved" move in one step: a check reading the count in between would take
+    /// the value for a local change not yet written, and skip the key. Returns the snapshot it replaced, for the
+    /// owner to let go once it has released its lock (it may hold the last reference to a token of the owner).
+    func tookStoredValue(_ value: Value, count: UInt64) -> PersistedSnapshot<Value>
     /// A try of ``updateInTransaction(_:adopt:)`` runs the owner's update body now: returns whether the owner, whose
     /// change count is `count`, has a change the storage does not have yet (the body then starts from the value in
     /// memory). Called under the owner's lock, so that the answer and the body's start are one step.

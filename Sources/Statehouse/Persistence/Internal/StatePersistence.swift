@@ -27,7 +27,8 @@ import Foundation
 //                                     the writer: a flush inside the body runs on the writer and returns at once,
 //                                     an exit there writes nothing. Checks only try the owner's lock
 //                                     (`withLockIfAvailable`) and ask again later if it is held.
-//     writer        -> machine, following, lastError's lock (read only, when a write is refused)
+//     writer        -> machine, following, lastError's lock (read only: when a write is refused, and before a write
+//                                     or a transaction ends, to see whether anything shows)
 //     applier       -> owner's lock   handing over a value another process stored (then -> machine, as above)
 //     lastError's lock -> machine     `report(_:)`: whether an outcome may be published is decided under the lock
 //                                     that publishes it, so that a late failure never replaces a later success
@@ -46,8 +47,9 @@ import Foundation
 //      schedules again), with the fingerprint this process last read or wrote. Only the writer changes that
 //      fingerprint, so the look for data another process stored since needs no acquisition of its own.
 //   3. Writer, after the save: the count saved (`update`'s tries and the checks read it), the last write's outcome
-//      (`flush()` publishes it) and whether to publish this one. A success when no failure shows is claimed there
-//      and not published: no hop to another thread, no `lastError` lock.
+//      (`flush()` publishes it) and whether to publish this one. A success when nothing shows in `lastError` (read
+//      just before: a value the app set there is cleared as a failure is) is claimed there and not published: no
+//      hop to another thread, no write to `lastError`.
 //   Publishing (a failure, or the success that clears one) adds 2, off the writer under `lastError`'s lock: whether
 //   it may (`mayPublish`), and its end (`publicationEnded`), until which no success is claimed without publishing.
 // - Write-through: the same 3, on the caller's thread (`writer.sync`).
@@ -186,10 +188,10 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         }
     }
 
-    func tookStoredValue(_ value: Value, count: UInt64) {
-        _ = machine.withLock { machine in
+    func tookStoredValue(_ value: Value, count: UInt64) -> Snapshot {
+        machine.withLock { machine in
             recordingOutsideTheLock(&machine) { $0.tookStoredValue(Snapshot(value: value, count: count)) }
-        }
+        }.1
     }
 
     /// Runs `record`, which may replace the machine's latest snapshot, and returns its result with that snapshot, for
@@ -244,16 +246,19 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
             return ended(.failed(error, number: number))
         }
         let outcome = Outcome.written(number: number)
+        let errorShows = lastError.value != nil
         let publish = machine.withLock { machine in
             machine.wrote(snapshot, fingerprint: written)
-            return machine.writeEnded(outcome)
+            return machine.writeEnded(outcome, errorShows: errorShows)
         }
         return (outcome, publish)
     }
 
     /// Runs on `writer`: a write that stored nothing ended with `outcome`.
     private func ended(_ outcome: Outcome) -> (outcome: Outcome, publish: Bool) {
-        (outcome, machine.withLock { $0.writeEnded(outcome) })
+        // Read before the machine's lock, which is never held while taking `lastError`'s.
+        let errorShows = lastError.value != nil
+        return (outcome, machine.withLock { $0.writeEnded(outcome, errorShows: errorShows) })
     }
 
     /// Saves `data` (`nil`: removes the key); returns the fingerprint of exactly this write if the storage can tell.
@@ -350,7 +355,7 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     ///
     /// Whether it may is asked under `lastError`'s lock, which publishes it: two outcomes published at once end in
     /// number order. The publication is under way until `lastError` holds its value and its listeners were called;
-    /// until then no success is claimed without being published (see ``PersistenceMachine/claimsQuietly(_:)``).
+    /// until then no success is claimed without being published (see ``PersistenceMachine/claimsQuietly(_:errorShows:)``).
     func report(_ outcome: Outcome) {
         var allowed = false
         func mayPublish(isCheckFailure: Bool, isFailure: Bool) -> Bool {
@@ -420,12 +425,13 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
                     ) { try encoded(attempt($0)) }
                     let adopted = adopt()
                     let kept = keptAside?.error
+                    let errorShows = lastError.value != nil
                     let (over, _) = machine.withLock { machine in
                         recordingOutsideTheLock(&machine) { machine -> TransactionTry in
                             let outcome = Outcome.written(
                                 number: machine.transactionCommitted(adopted: adopted, fingerprint: fingerprint)
                             )
-                            let publish = !machine.claimsQuietly(outcome)
+                            let publish = !machine.claimsQuietly(outcome, errorShows: errorShows)
                             // Numbered after the update's outcome: bytes kept aside stay reported after its success.
                             return .over(outcome, publish: publish, keptAside: kept.map {
                                 .checkFailed($0, number: machine.checkFailed($0))

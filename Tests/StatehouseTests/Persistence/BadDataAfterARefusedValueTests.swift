@@ -1,0 +1,101 @@
+import Dispatch
+import Foundation
+import StatehouseTestSupport
+import StatehouseTesting
+import Testing
+@testable import Statehouse
+
+private let garbage = Data("{not a number".utf8)
+
+/// Bad data is not lost: bytes another process stored that do not decode are kept aside before this process's write
+/// replaces them, also when this process does not know what the key last held (a value it read was refused, and its
+/// fingerprint forgotten): a write then looks at the stored bytes before replacing them.
+@Suite("Bad data stored outside is kept aside before a write, also after a refused value", .serialized)
+struct BadDataAfterARefusedValueTests {
+    /// A container following `key` on a clock that never ticks (coalesced writes wait for `flush()`, only
+    /// notifications check), with value 1 taken from outside already.
+    private struct Follower {
+        let storage = InMemoryStorage()
+        let key: String
+        let count: StateContainer<Int>
+        let persistence: StatePersistence<Int>
+
+        init(key: String) async throws {
+            self.key = key
+            count = StateContainer(
+                0, key: key, storage: storage, codec: .json, writes: .coalesced(window: .seconds(1)),
+                externalChanges: .watch(safetyNet: .seconds(3600)), clock: ManualClock()
+            )
+            persistence = try #require(count.persistence as? StatePersistence<Int>)
+            storage.changeOutside(key: key, to: jsonNumber(1))
+            let container = count
+            let tookTheFirstValue = await eventually { container.value == 1 }
+            #expect(tookTheFirstValue)
+        }
+
+        func drainWriter() async {
+            await withCheckedContinuation { continuation in persistence.writer.async { continuation.resume() } }
+        }
+
+        func drainApplier() async {
+            await withCheckedContinuation { continuation in persistence.applier.async { continuation.resume() } }
+        }
+    }
+
+    /// The window: a check reads value 2 and hands it over; a local change (50) lands first, so value 2 is refused
+    /// and its fingerprint forgotten. Then another process stores bytes that do not decode; the check it asks for
+    /// skips the key (a local change is pending). The flush that writes 50 must keep those bytes aside first.
+    @Test func bytesStoredAfterARefusedValueAreKeptAsideBeforeTheWrite() async throws {
+        let follower = try await Follower(key: "aside.after-refusal")
+        let (storage, key, count) = (follower.storage, follower.key, follower.count)
+
+        // Hold the applier: the next value a check hands over waits behind this block.
+        let applierHeld = DispatchSemaphore(value: 0)
+        let releaseApplier = DispatchSemaphore(value: 0)
+        follower.persistence.applier.async {
+            applierHeld.signal()
+            releaseApplier.wait()
+        }
+        #expect(await waitOffThePool(for: applierHeld))
+        let loads = storage.callCount(of: .load)
+        storage.changeOutside(key: key, to: jsonNumber(2))
+        #expect(await eventually(timeout: .seconds(60)) { storage.callCount(of: .load) == loads + 1 })
+        await follower.drainWriter()
+
+        // The local change, newer than value 2, lands before value 2 is handed over: it is refused.
+        count.modify(50)
+        releaseApplier.signal()
+        await follower.drainApplier()
+        await follower.drainWriter()
+        #expect(count.value == 50)
+        #expect(follower.persistence.machine.withLock { $0.knownFingerprint } == nil, "value 2 was not refused")
+
+        // Another process stores bytes that do not decode; no check reads them while 50 is pending.
+        storage.changeOutside(key: key, to: garbage)
+        await follower.drainWriter()
+
+        try count.flush()
+
+        #expect(storage.contents(of: key) == jsonNumber(50))
+        let aside = storage.keys.first { $0.hasPrefix("\(key).undecodable.") }
+        #expect(aside != nil, "the bytes another process stored were written over without a copy; keys: \(storage.keys)")
+        if let aside { #expect(storage.contents(of: aside) == garbage) }
+    }
+
+    /// Control: the same bytes, the same pending change, no refusal before: the write keeps them aside.
+    @Test func bytesStoredWhileAChangeIsPendingAreKeptAsideBeforeTheWrite() async throws {
+        let follower = try await Follower(key: "aside.no-refusal")
+        let (storage, key, count) = (follower.storage, follower.key, follower.count)
+
+        count.modify(50)
+        storage.changeOutside(key: key, to: garbage)
+        await follower.drainWriter()
+
+        try count.flush()
+
+        #expect(storage.contents(of: key) == jsonNumber(50))
+        let aside = storage.keys.first { $0.hasPrefix("\(key).undecodable.") }
+        #expect(aside != nil, "keys: \(storage.keys)")
+        if let aside { #expect(storage.contents(of: aside) == garbage) }
+    }
+}
