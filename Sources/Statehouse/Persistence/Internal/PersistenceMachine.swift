@@ -156,11 +156,10 @@ struct PersistenceMachine<Value: Sendable> {
         return (write, lastWrite)
     }
 
-    /// Whether the key's data, whose fingerprint is `now`, may be other than what this process last read or wrote
-    /// (`known`): another process stored it since. Without a known fingerprint (none read yet, a refused value's
-    /// forgotten, a transaction's outcome unknown) it may be: a write then looks at the data first, once.
+    /// Whether the key's data, whose fingerprint is `now`, is other than what this process last read or wrote
+    /// (`known`, when it knows what that was): another process stored it since.
     static func isUnseen(_ now: StorageFingerprint, known: StorageFingerprint?) -> Bool {
-        known.map { $0 != now } ?? true
+        known.map { $0 != now } ?? false
     }
 
     /// A write found data another process stored that could be neither used nor kept aside, for the reason `error`
