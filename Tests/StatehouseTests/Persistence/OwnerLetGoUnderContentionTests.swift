@@ -13,6 +13,13 @@ import Musl
 import Darwin
 #endif
 
+/// Marks a writer with the round of the stress test its container belongs to.
+// @unchecked Sendable is safe: the only property is a `let` key that is never mutated; Dispatch uses a
+// `DispatchSpecificKey` only for its identity, from any thread, but does not mark it `Sendable`.
+private final class RoundTag: @unchecked Sendable {
+    let key = DispatchSpecificKey<Int>()
+}
+
 /// Owners made, followed and let go from many threads while another "process" writes their key and notifies without
 /// pause: each let-go stores its pending change, frees the key, and leaves the next container of the key no
 /// duplicate.

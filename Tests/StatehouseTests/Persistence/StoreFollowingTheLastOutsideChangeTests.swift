@@ -11,6 +11,23 @@ import Testing
 /// meanwhile never takes it for a local change not yet written (and skips the key, with nothing to ask again).
 @Suite("Following ends on the last outside change, for a store and a container alike", .serialized)
 struct StoreFollowingTheLastOutsideChangeTests {
+    /// Stores value 1 from outside, and value 2 while the owner takes value 1: in Observation's `didSet`, which a
+    /// change calls on the taking thread after the owner's lock is released, then lets the check value 2 asks for
+    /// run to its end on the writer before the taking goes on.
+    private func storeTwoWhileOneIsTaken(
+        _ storage: InMemoryStorage<ContinuousClock>, key: String, _ persistence: StatePersistence<Int>,
+        reading read: @escaping () -> Void
+    ) async {
+        let windowSeen = DispatchSemaphore(value: 0)
+        withObservationTracking(read, didSet: { _ in
+            storage.changeOutside(key: key, to: jsonNumber(2))
+            persistence.writer.sync {}
+            windowSeen.signal()
+        })
+        storage.changeOutside(key: key, to: jsonNumber(1))
+        #expect(await waitOffThePool(for: windowSeen))
+    }
+
     /// The window is held open with Observation's `didSet` tracking (what SwiftUI installs), which a change calls
     /// after the owner's lock is released: there another process stores value 2, and the check it asks for runs to
     /// its end on the writer before the handing over of value 1 goes on.
@@ -27,16 +44,7 @@ struct StoreFollowingTheLastOutsideChangeTests {
             middleware: []
         )
         let persistence = try #require(store.persistence as? StatePersistence<Int>)
-        let windowSeen = DispatchSemaphore(value: 0)
-        withObservationTracking({ _ = store.state }, didSet: { _ in
-            // On the thread taking value 1: its count is in the store, not yet in the persistence.
-            storage.changeOutside(key: key, to: jsonNumber(2))
-            persistence.writer.sync {}
-            windowSeen.signal()
-        })
-
-        storage.changeOutside(key: key, to: jsonNumber(1))
-        #expect(await waitOffThePool(for: windowSeen))
+        await storeTwoWhileOneIsTaken(storage, key: key, persistence) { _ = store.state }
 
         #expect(await eventually(timeout: .seconds(60)) { store.state == 2 }, "the store stayed at \(store.state)")
         #expect(storage.contents(of: key) == jsonNumber(2))
@@ -51,15 +59,7 @@ struct StoreFollowingTheLastOutsideChangeTests {
             externalChanges: .watch(safetyNet: .seconds(3600)), clock: ManualClock()
         )
         let persistence = try #require(count.persistence as? StatePersistence<Int>)
-        let windowSeen = DispatchSemaphore(value: 0)
-        withObservationTracking({ _ = count.value }, didSet: { _ in
-            storage.changeOutside(key: key, to: jsonNumber(2))
-            persistence.writer.sync {}
-            windowSeen.signal()
-        })
-
-        storage.changeOutside(key: key, to: jsonNumber(1))
-        #expect(await waitOffThePool(for: windowSeen))
+        await storeTwoWhileOneIsTaken(storage, key: key, persistence) { _ = count.value }
 
         #expect(await eventually(timeout: .seconds(60)) { count.value == 2 }, "the container stayed at \(count.value)")
     }

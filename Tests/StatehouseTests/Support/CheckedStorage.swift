@@ -159,10 +159,3 @@ final class CheckedStorage: ChangeNotifyingStorage {
         try inner.saveReturningFingerprint(data, key: key)
     }
 }
-
-/// Marks a writer with the round of the stress test its container belongs to.
-// @unchecked Sendable is safe: the only property is a `let` key that is never mutated; Dispatch uses a
-// `DispatchSpecificKey` only for its identity, from any thread, but does not mark it `Sendable`.
-final class RoundTag: @unchecked Sendable {
-    let key = DispatchSpecificKey<Int>()
-}
