@@ -77,15 +77,27 @@ struct BadDataAfterARefusedValueTests {
         try count.flush()
 
         #expect(storage.contents(of: key) == jsonNumber(50))
-        // Known defect: with the refused value's fingerprint forgotten, the write cannot tell the stored bytes are
-        // unseen, and writes over them. Treating "forgotten" as "unseen" fixes it, but a container that does not
-        // follow its key starts with no fingerprint either, and would keep a second copy of bytes its load kept aside
-        // already: the machine needs to tell "forgotten" from "never read".
-        withKnownIssue("a write after a refused value does not look for bytes stored since") {
-            let aside = storage.keys.first { $0.hasPrefix("\(key).undecodable.") }
-            #expect(aside != nil, "the bytes another process stored were written over without a copy; keys: \(storage.keys)")
-            if let aside { #expect(storage.contents(of: aside) == garbage) }
-        }
+        let aside = storage.keys.first { $0.hasPrefix("\(key).undecodable.") }
+        #expect(aside != nil, "the bytes another process stored were written over without a copy; keys: \(storage.keys)")
+        if let aside { #expect(storage.contents(of: aside) == garbage) }
+    }
+
+    /// A container that does not follow its key knows no fingerprint until its first write: its load looked at the
+    /// stored bytes, and kept bad ones aside then. Its first write keeps no second copy of them.
+    @Test func aFirstWriteKeepsNoSecondCopyOfBytesTheLoadKeptAside() throws {
+        let storage = InMemoryStorage()
+        let key = "aside.load-kept"
+        storage.changeOutside(key: key, to: garbage)
+        let count = StateContainer(0, key: key, storage: storage, codec: .json, writes: .coalesced(window: .seconds(1)),
+            externalChanges: .ignore, clock: ManualClock())
+        let keptAtLoad = storage.keys.filter { $0.hasPrefix("\(key).undecodable.") }
+        #expect(keptAtLoad.count == 1, "keys: \(storage.keys)")
+
+        count.modify(50)
+        try count.flush()
+
+        #expect(storage.contents(of: key) == jsonNumber(50))
+        #expect(storage.keys.filter { $0.hasPrefix("\(key).undecodable.") } == keptAtLoad, "keys: \(storage.keys)")
     }
 
     /// Control: the same bytes, the same pending change, no refusal before: the write keeps them aside.

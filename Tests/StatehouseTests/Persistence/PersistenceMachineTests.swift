@@ -143,6 +143,39 @@ struct PersistenceMachineTests {
         #expect(reload(&machine, 1, ours) == false)
     }
 
+    /// A write looks for bytes another process stored unseen when the key may hold some: after what this process
+    /// read was forgotten (a refused value, a commit that may have landed), not before the first read (the load
+    /// looked at the bytes itself), and not while the key holds what it last read or wrote.
+    @Test func aWriteTakesBytesForUnseenOnceWhatWasReadIsForgottenUntilItReadsOrWritesAgain() {
+        var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
+        let theirs = StorageFingerprint([2])
+        let ours = StorageFingerprint([3])
+        #expect(machine.seen == .notYetRead)
+        #expect(!machine.seen.isUnseen(theirs))
+
+        #expect(reload(&machine, 0, theirs) == true)
+        #expect(machine.seen == .fingerprint(theirs))
+        #expect(!machine.seen.isUnseen(theirs))
+        #expect(machine.seen.isUnseen(ours))
+
+        machine.refused(StorageFingerprint([9]))
+        #expect(machine.seen == .fingerprint(theirs), "a refusal of other bytes forgets nothing")
+        machine.refused(theirs)
+        #expect(machine.seen == .forgotten)
+        #expect(machine.seen.isUnseen(theirs))
+
+        _ = machine.changed(Self.snapshot(1, count: 1))
+        machine.wrote(Self.snapshot(1, count: 1), fingerprint: ours)
+        #expect(machine.seen == .fingerprint(ours))
+
+        _ = machine.beginTransaction()
+        machine.transactionFailed(outcomeUnknown: true)
+        #expect(machine.seen == .forgotten)
+        _ = machine.beginTransaction()
+        machine.transactionCommitted(adopted: nil, fingerprint: ours)
+        #expect(machine.seen == .fingerprint(ours))
+    }
+
     @Test func aCommittedTransactionMarksTheAdoptedValueSaved() {
         var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
         _ = machine.beginTransaction()

@@ -60,6 +60,9 @@ struct PersistenceMachine<Value: Sendable> {
     private var writeScheduled = false
     /// The fingerprint of what this process last read or wrote. Changed only on the writer.
     private(set) var knownFingerprint: StorageFingerprint?
+    /// Whether ``knownFingerprint`` was forgotten (a value read was refused, or a commit may have landed): the key
+    /// may hold bytes this process never saw, unlike a key it has not read yet. Changed only on the writer.
+    private var forgotWhatItSaw = false
     private var lastOutcomeNumber: UInt64 = 0
     private var publishedOutcomeNumber: UInt64 = 0
     /// Whether the outcome published last is a check's failure, which a later check that reads the key withdraws.
@@ -156,10 +159,44 @@ struct PersistenceMachine<Value: Sendable> {
         return (write, lastWrite)
     }
 
-    /// Whether the key's data, whose fingerprint is `now`, is other than what this process last read or wrote
-    /// (`known`, when it knows what that was): another process stored it since.
-    static func isUnseen(_ now: StorageFingerprint, known: StorageFingerprint?) -> Bool {
-        known.map { $0 != now } ?? false
+    /// What this process knows of the bytes the key holds, taken with a write's decision (see
+    /// ``SeenData/isUnseen(_:)``).
+    var seen: SeenData {
+        if forgotWhatItSaw { return .forgotten }
+        return knownFingerprint.map(SeenData.fingerprint) ?? .notYetRead
+    }
+
+    /// What a write knows of the bytes the key holds: whether another process may have stored some it never saw.
+    enum SeenData: Equatable, Sendable {
+        /// Nothing read or written since the load, which looked at the bytes itself (and kept bad ones aside).
+        case notYetRead
+        /// What this process last read or wrote.
+        case fingerprint(StorageFingerprint)
+        /// What it last read was forgotten: any bytes the key holds may be unseen.
+        case forgotten
+
+        /// Whether the key's data, whose fingerprint is `now`, may be other than what this process last read or
+        /// wrote: another process stored it since.
+        func isUnseen(_ now: StorageFingerprint) -> Bool {
+            switch self {
+            case .notYetRead: false
+            case .fingerprint(let known): known != now
+            case .forgotten: true
+            }
+        }
+    }
+
+    /// Forgets what this process last read, so that the next check reads the key again and the next write looks at
+    /// what it holds.
+    private mutating func forgetWhatItSaw() {
+        knownFingerprint = nil
+        forgotWhatItSaw = true
+    }
+
+    /// Remembers `fingerprint` as what this process last read or wrote.
+    private mutating func saw(_ fingerprint: StorageFingerprint?) {
+        knownFingerprint = fingerprint
+        forgotWhatItSaw = false
     }
 
     /// A write found data another process stored that could be neither used nor kept aside, for the reason `error`
@@ -175,7 +212,7 @@ struct PersistenceMachine<Value: Sendable> {
 
     /// `snapshot` is stored, and the storage now holds what `fingerprint` says (`nil`: unknown).
     mutating func wrote(_ snapshot: Snapshot, fingerprint: StorageFingerprint?) {
-        if let fingerprint { knownFingerprint = fingerprint }
+        if let fingerprint { saw(fingerprint) }
         markSaved(snapshot.count)
     }
 
@@ -283,7 +320,7 @@ struct PersistenceMachine<Value: Sendable> {
     @discardableResult
     mutating func transactionCommitted(adopted: Snapshot?, fingerprint: StorageFingerprint) -> UInt64 {
         inTransaction = false
-        knownFingerprint = fingerprint
+        saw(fingerprint)
         if let adopted {
             record(adopted)
             markSaved(adopted.count)
@@ -300,7 +337,7 @@ struct PersistenceMachine<Value: Sendable> {
     @discardableResult
     mutating func transactionFailed(outcomeUnknown: Bool, unkept: StorageError? = nil) -> UInt64 {
         inTransaction = false
-        if outcomeUnknown { knownFingerprint = nil }
+        if outcomeUnknown { forgetWhatItSaw() }
         if let unkept { unkeptOutsideData = unkept }
         lastOutcomeNumber += 1
         return lastOutcomeNumber
@@ -372,7 +409,7 @@ struct PersistenceMachine<Value: Sendable> {
     mutating func shouldReload(ownerCount: UInt64, fingerprint: StorageFingerprint) -> CheckStep {
         let next = step(ownerCount: ownerCount, fingerprint: fingerprint)
         guard next == .go else { return next }
-        knownFingerprint = fingerprint
+        saw(fingerprint)
         // Other bytes than those that could not be kept: if they are bad too, the check fails and says so again.
         unkeptOutsideData = nil
         return .go
@@ -390,7 +427,7 @@ struct PersistenceMachine<Value: Sendable> {
 
     /// What the storage holds when following starts.
     mutating func startsFollowing(from fingerprint: StorageFingerprint?) {
-        knownFingerprint = fingerprint
+        saw(fingerprint)
     }
 
     /// The check failed with `error`: returns the number of that outcome. If the key holds data that could be
@@ -420,7 +457,7 @@ struct PersistenceMachine<Value: Sendable> {
     /// replaced it since, so that the next check reads the key again. Otherwise a newer outside value refused behind
     /// an older one would never be read.
     mutating func refused(_ fingerprint: StorageFingerprint) {
-        if knownFingerprint == fingerprint { knownFingerprint = nil }
+        if knownFingerprint == fingerprint { forgetWhatItSaw() }
     }
 }
 

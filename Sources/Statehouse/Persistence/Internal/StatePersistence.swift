@@ -212,13 +212,13 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     /// Runs on `writer`: takes the machine's decision with `decide`, and carries it out. Returns the outcome, and
     /// whether to publish it, which is never done here (see ``report(_:)``).
     private func write(_ decide: (inout Machine) -> Machine.Write) -> (outcome: Outcome, publish: Bool) {
-        let (decision, known) = machine.withLock { machine in (decide(&machine), machine.knownFingerprint) }
-        return attempt(decision, known: known)
+        let (decision, seen) = machine.withLock { machine in (decide(&machine), machine.seen) }
+        return attempt(decision, seen: seen)
     }
 
-    /// Runs on `writer`: carries out `decision`, taken when this process had last read or written what `known`
-    /// says (only the writer changes that, so it still holds).
-    private func attempt(_ decision: Machine.Write, known: StorageFingerprint?) -> (outcome: Outcome, publish: Bool) {
+    /// Runs on `writer`: carries out `decision`, taken when this process knew of the stored bytes what `seen` says
+    /// (only the writer changes that, so it still holds).
+    private func attempt(_ decision: Machine.Write, seen: Machine.SeenData) -> (outcome: Outcome, publish: Bool) {
         switch decision {
         case .nothing:
             return (.nothingToWrite, false)
@@ -232,7 +232,7 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
             machine.withLock { $0.outsideDataIsSafe() }
             return store(snapshot, number: number)
         case .write(let snapshot, let number):
-            if let held = keepUnseenOutsideDataAside(known: known) { return ended(.failed(held, number: number)) }
+            if let held = keepUnseenOutsideDataAside(seen: seen) { return ended(.failed(held, number: number)) }
             return store(snapshot, number: number)
         }
     }
@@ -311,9 +311,9 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
     func flush() throws(StorageError) {
         guard !isOnWriter else { return }
         let (outcome, toPublish) = writer.sync { () -> (Outcome, Outcome?) in
-            let (turn, known) = machine.withLock { machine in (machine.flushes(), machine.knownFingerprint) }
+            let (turn, seen) = machine.withLock { machine in (machine.flushes(), machine.seen) }
             guard case .nothing = turn.write else {
-                let (outcome, publish) = attempt(turn.write, known: known)
+                let (outcome, publish) = attempt(turn.write, seen: seen)
                 return (outcome, publish ? outcome : nil)
             }
             return (.nothingToWrite, turn.unpublished)
@@ -338,10 +338,10 @@ final class StatePersistence<Value: Sendable>: Persisting, StatePersistenceFlush
         let outcome: Outcome
         if isOnWriter {
             let turn = machine.withLock { machine in
-                machine.inTransaction ? nil : (machine.nextWrite(), machine.knownFingerprint)
+                machine.inTransaction ? nil : (machine.nextWrite(), machine.seen)
             }
-            guard let (decision, known) = turn else { return }
-            outcome = attempt(decision, known: known).outcome
+            guard let (decision, seen) = turn else { return }
+            outcome = attempt(decision, seen: seen).outcome
         } else {
             outcome = writer.sync { write { $0.nextWrite() }.outcome }
         }
