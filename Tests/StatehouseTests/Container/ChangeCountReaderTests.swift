@@ -10,7 +10,7 @@ struct ChangeCountReaderTests {
     /// The container's change-count reader: the count, `.busy` while the link's lock is held, `.ended` once the
     /// container is gone, and it never keeps the container alive.
     @Test func containerChangeCountReaderSaysCountBusyAndEnded() async {
-        var container: StateContainer<Int>? = StateContainer(0, key: "attack.cancelstate.reader.\(UUID().uuidString)")
+        var container: StateContainer<Int>? = StateContainer(0, key: "cancelstate.reader.\(UUID().uuidString)")
         let weak = SharedWeak(container)
         let reader = container!.changeCountReader()
         let link = container!.link
@@ -41,7 +41,7 @@ struct ChangeCountReaderTests {
     /// reader keeps nothing of the container alive. So a container let go while a check reads its count ends on the
     /// thread that let it go, unlike an owner that reads its own count (`OwnerLetGoDuringCheckTests`).
     @Test func aContainersChangeCountReaderDoesNotKeepItAlive() async throws {
-        var container: StateContainer<Int>? = StateContainer(0, key: "attack.ownerDuringCheck.reader.\(UUID())")
+        var container: StateContainer<Int>? = StateContainer(0, key: "ownerDuringCheck.reader.\(UUID())")
         let read = try #require(container).changeCountReader()
         #expect(read() == .count(0))
         container?.modify(1)

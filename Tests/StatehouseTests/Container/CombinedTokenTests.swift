@@ -13,8 +13,8 @@ struct CombinedTokenTests {
     /// report isCancelled." A combined token of that container too, though nobody called its own `cancel()`: its
     /// parts are all cancelled.
     @Test func aCombinedTokenOfADeallocatedContainerReportsCancelled() {
-        let queue = DispatchQueue(label: "attack.merge.combined")
-        var container: StateContainer<Int>? = StateContainer(0, key: "attack.merge.combined.\(UUID().uuidString)")
+        let queue = DispatchQueue(label: "merge.combined")
+        var container: StateContainer<Int>? = StateContainer(0, key: "merge.combined.\(UUID().uuidString)")
         let parts = [container!.observe { _ in }, container!.observe(on: .queue(queue)) { _ in }]
         let combined = SubscriptionToken.combining(parts)
         container = nil
@@ -26,7 +26,7 @@ struct CombinedTokenTests {
     /// A combined token let go from inside one of its parts' calls: its `deinit` cancels the part it is called from
     /// (no wait) and the other; the round then walks past the parts' entries, calling neither again.
     @Test func aCombinedTokenLetGoInsideAPartsCall() {
-        let c = StateContainer(0, key: "attack.merge.combinedInside.\(UUID().uuidString)")
+        let c = StateContainer(0, key: "merge.combinedInside.\(UUID().uuidString)")
         let slot = SharedSlot<SubscriptionToken>()
         let heard = SharedCounter()
         let first = c.observe { value in

@@ -76,7 +76,7 @@ struct ContainerEndingTests {
 
     /// A container's tokens do not keep it alive; its link lives until the last token goes.
     @Test func aContainerTokenDoesNotKeepItsContainerAliveAndTheLinkGoesWithTheTokens() {
-        var container: StateContainer<Int>? = StateContainer(0, key: "attack.link.weak.\(UUID().uuidString)")
+        var container: StateContainer<Int>? = StateContainer(0, key: "link.weak.\(UUID().uuidString)")
         let weakContainer = SharedWeak(container)
         let weakLink = SharedWeak(container!.link)
         let calls = Recorder<Int>()
@@ -106,7 +106,7 @@ struct ContainerEndingTests {
         let weakLinks = Locked<[SharedWeak<ContainerLink<Int>>]>([])
         let calls = Atomic<Int>(0)
         for i in 0..<iterations {
-            let container = StateContainer(0, key: "attack.link.hammer.\(i).\(UUID().uuidString)")
+            let container = StateContainer(0, key: "link.hammer.\(i).\(UUID().uuidString)")
             var tokens: [SubscriptionToken?] = []
             for _ in 0..<(threads - 1) * 2 {
                 tokens.append(container.observe { _ in calls.add(1, ordering: .relaxed) })
@@ -151,8 +151,8 @@ struct ContainerEndingTests {
         let lateCalls = Atomic<Int>(0)
         let weakContainers = Locked<[SharedWeak<StateContainer<Int>>]>([])
         for i in 0..<iterations {
-            let a = StateContainer(0, key: "attack.link.pair.a.\(i).\(UUID().uuidString)")
-            let b = StateContainer(0, key: "attack.link.pair.b.\(i).\(UUID().uuidString)")
+            let a = StateContainer(0, key: "link.pair.a.\(i).\(UUID().uuidString)")
+            let b = StateContainer(0, key: "link.pair.b.\(i).\(UUID().uuidString)")
             weakContainers.withLock { $0.append(contentsOf: [SharedWeak(a), SharedWeak(b)]) }
             let held = Locked<[(SubscriptionToken, DoneFlag)]>([])
             @Sendable func cancelAll() {
@@ -198,7 +198,7 @@ struct ContainerEndingTests {
     /// cancelled and was never called, and the link goes with the token.
     @Test func aSubscriptionLeavesWhileItsContainerEnds() async {
         for round in 0..<50 {
-            var container: StateContainer<Int>? = StateContainer(0, key: "attack.link.window.\(round).\(UUID())")
+            var container: StateContainer<Int>? = StateContainer(0, key: "link.window.\(round).\(UUID())")
             let calls = Atomic<Int>(0)
             var token: SubscriptionToken? = container!.observe { _ in calls.add(1, ordering: .relaxed) }
             let weakContainer = SharedWeak(container)
@@ -221,13 +221,13 @@ struct ContainerEndingTests {
     /// listener cancels another token of the same container, which takes the container's lock. The `deinit` does not
     /// hold that lock while it waits: everything returns.
     @Test func theDeinitWaitsForAListenerThatCancelsAnotherToken() async {
-        var container: StateContainer<Int>? = StateContainer(0, key: "attack.link.window.q.\(UUID().uuidString)")
+        var container: StateContainer<Int>? = StateContainer(0, key: "link.window.q.\(UUID().uuidString)")
         let tokenT = container!.observe { _ in }
         let tokenU = Locked<SubscriptionToken?>(container!.observe { _ in })
         let inListener = DispatchSemaphore(value: 0)
         let listenerGo = DispatchSemaphore(value: 0)
         let listenerDone = DispatchSemaphore(value: 0)
-        let tokenS = container!.observe(on: .queue(DispatchQueue(label: "attack.link.window.q"))) { value in
+        let tokenS = container!.observe(on: .queue(DispatchQueue(label: "link.window.q"))) { value in
             guard value == 1 else { return }
             inListener.signal()
             listenerGo.wait()
@@ -278,7 +278,7 @@ struct ContainerEndingTests {
     @Test func containersAndTheirTokensLetGoAtOnce() async {
         for round in 0..<200 {
             let container = SharedSlot<StateContainer<Int>>()
-            container.value = StateContainer(0, key: "attack.tokenIsRegistration.\(round).\(UUID().uuidString)")
+            container.value = StateContainer(0, key: "tokenIsRegistration.\(round).\(UUID().uuidString)")
             let tokens = Locked<[SubscriptionToken]>((0..<8).map { _ in container.value!.observe { _ in } })
             let kept = container.value!.observe { _ in }
             let go = DispatchSemaphore(value: 0)
@@ -301,10 +301,10 @@ struct ContainerEndingTests {
     /// Containers and tokens of every kind let go at once from two threads: synchronous tokens with and without weak
     /// references, queued ones, named listeners, streams. Kept tokens report cancelled, streams finish.
     @Test func containersAndTokensOfEveryKindLetGoAtOnce() async {
-        let queue = DispatchQueue(label: "attack.merge.everyKind")
+        let queue = DispatchQueue(label: "merge.everyKind")
         for round in 0..<150 {
             let container = SharedSlot<StateContainer<Int>>()
-            let c = StateContainer(0, key: "attack.merge.everyKind.\(round).\(UUID().uuidString)")
+            let c = StateContainer(0, key: "merge.everyKind.\(round).\(UUID().uuidString)")
             container.value = c
             let slots = (0..<8).map { _ in SharedSlot<SubscriptionToken>() }
             var weakRefs: [SharedWeak<SubscriptionToken>] = []

@@ -19,7 +19,7 @@ struct BoundedTests {
         // behind it. Then the caller may deliver its own change plus at most 16 rounds of the others' (coalesced
         // or not); the rest goes to a background thread. Every change adds 1, so the last value is known.
         await duringThreadStorm {
-            let count = StateContainer(0, key: "attack.bounded.container")
+            let count = StateContainer(0, key: "bounded.container")
             let writers = 3
             let perWriter = 2_000
             let caller = CallerThread()
@@ -193,7 +193,7 @@ struct BoundedTests {
     /// `values(bufferingPolicy: .bufferingNewest(1))`, the bounded alternative to `values`: a slow loop gets the
     /// current value, then only the newest.
     @Test func bufferingNewestOneGivesTheCurrentValueThenOnlyTheNewest() async {
-        let count = StateContainer(0, key: "attack.values.newest")
+        let count = StateContainer(0, key: "values.newest")
         var iterator = count.values(bufferingPolicy: .bufferingNewest(1)).makeAsyncIterator()
         #expect(await iterator.next() == 0)
         for value in 1...10 { count.modify(value) }

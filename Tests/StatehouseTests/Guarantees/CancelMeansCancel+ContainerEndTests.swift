@@ -69,13 +69,13 @@ struct CancelMeansCancelContainerEndTests {
     /// at once", Listeners.md), not kept in the taken-out state until the deinit's last wait ended.
     /// A deinit that emptied the taken-out table only after all its cancellations would keep the closure.
     @Test func aTokenCancelledByTheDeinitHasItsClosureReleasedWhileTheDeinitWaitsForAQueuedCall() async {
-        var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.release.\(UUID().uuidString)")
+        var container: StateContainer<Int>? = StateContainer(0, key: "linkstate.release.\(UUID().uuidString)")
         var canary: Witness? = Witness()
         let weakCanary = SharedWeak(canary)
         let token = container!.observe { [canary] _ in withExtendedLifetime(canary) {} }
         canary = nil
         let held = HeldListenerCall()
-        let queued = container!.observe(on: .queue(DispatchQueue(label: "attack.linkstate.release"))) { value in
+        let queued = container!.observe(on: .queue(DispatchQueue(label: "linkstate.release"))) { value in
             if value == 1 { held.call() }
         }
         container!.modify(1)
@@ -100,11 +100,11 @@ struct CancelMeansCancelContainerEndTests {
     /// A deinit that cancelled without waiting (`cancelWithoutWaiting()`) would return with the call running.
     @Test func afterTheDeinitReturnsNoQueuedCallIsRunning() async {
         for round in 0..<5 {
-            var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.q.\(round).\(UUID())")
+            var container: StateContainer<Int>? = StateContainer(0, key: "linkstate.q.\(round).\(UUID())")
             let probe = CancelProbe()
             let lateCalls = SharedCounter()
             let ended = SharedFlag()
-            let token = container!.observe(on: .queue(DispatchQueue(label: "attack.linkstate.q"))) { _ in
+            let token = container!.observe(on: .queue(DispatchQueue(label: "linkstate.q"))) { _ in
                 if ended.isSet { lateCalls.increment() }
                 probe.call()
             }
@@ -126,7 +126,7 @@ struct CancelMeansCancelContainerEndTests {
     /// wait too ("after cancel() returns, no call ... is still running"), although it finds the token already
     /// cancelled.
     @Test func aSecondCancelOnAnotherThreadWaitsForTheCallInProgress() async {
-        let container = StateContainer(0, key: "attack.linkstate.twice.\(UUID().uuidString)")
+        let container = StateContainer(0, key: "linkstate.twice.\(UUID().uuidString)")
         let held = HeldListenerCall()
         let token = container.observe { value in if value == 1 { held.call() } }
         let insideWhenSecondReturned = await cancelTwiceWhileTheCallIsHeld(container, token, held)
@@ -136,7 +136,7 @@ struct CancelMeansCancelContainerEndTests {
     /// The same for a token combining several (as StatehouseMetrics makes): its calls are its parts', so a second
     /// cancel waits by cancelling the parts again, each of which waits for its own call.
     @Test func aSecondCancelOfACombinedTokenWaitsForItsPartsCall() async {
-        let container = StateContainer(0, key: "attack.linkstate.combined.\(UUID().uuidString)")
+        let container = StateContainer(0, key: "linkstate.combined.\(UUID().uuidString)")
         let held = HeldListenerCall()
         let token = SubscriptionToken.combining([
             container.observe { _ in },
@@ -150,9 +150,9 @@ struct CancelMeansCancelContainerEndTests {
     /// call), and the token's own `cancel()` on another thread, which finds the token already cancelled, waits for
     /// that call too.
     @Test func aTokenCancelledWhileItsContainersDeinitWaitsWaitsForTheCallToo() async {
-        var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.dq.\(UUID().uuidString)")
+        var container: StateContainer<Int>? = StateContainer(0, key: "linkstate.dq.\(UUID().uuidString)")
         let held = HeldListenerCall()
-        let token = container!.observe(on: .queue(DispatchQueue(label: "attack.linkstate.dq"))) { value in
+        let token = container!.observe(on: .queue(DispatchQueue(label: "linkstate.dq"))) { value in
             if value == 1 { held.call() }
         }
         container!.modify(1)
@@ -172,7 +172,7 @@ struct CancelMeansCancelContainerEndTests {
     /// A removal that took the container's state for present (it is gone once the deinit began) would crash here.
     @Test func aContainerEndsInsideItsOwnQueuedListenersCall() async {
         for round in 0..<10 {
-            var container: StateContainer<Int>? = StateContainer(0, key: "attack.linkstate.own.\(round).\(UUID())")
+            var container: StateContainer<Int>? = StateContainer(0, key: "linkstate.own.\(round).\(UUID())")
             let weakContainer = SharedWeak(container)
             let weakLink = SharedWeak(container!.link)
             let last = LastReference(container.take()!)
@@ -180,13 +180,13 @@ struct CancelMeansCancelContainerEndTests {
             let modified = SharedFlag()
             let third = Locked<SubscriptionToken?>(last.object!.observe { _ in })
             let endedInside = DispatchSemaphore(value: 0)
-            var other: SubscriptionToken? = last.object!.observe(on: .queue(DispatchQueue(label: "attack.ls.b"))) {
+            var other: SubscriptionToken? = last.object!.observe(on: .queue(DispatchQueue(label: "ls.b"))) {
                 value in
                 guard value == 1 else { return }
                 held.call()
                 third.withLock { $0 }?.cancel()
             }
-            var own: SubscriptionToken? = last.object!.observe(on: .queue(DispatchQueue(label: "attack.ls.a"))) {
+            var own: SubscriptionToken? = last.object!.observe(on: .queue(DispatchQueue(label: "ls.a"))) {
                 value in
                 guard value == 1 else { return }
                 spinWait(timeout: .seconds(60)) { modified.isSet && held.isInside }

@@ -19,7 +19,7 @@ private final class ThreadSlot: Sendable {
 /// An attached listener whose first call blocks (see ``CancelProbe``), on a queue of its own.
 private final class BlockingListener: StateListener, Sendable {
     let probe = CancelProbe()
-    let queue = DispatchQueue(label: "attack.blockingListener")
+    let queue = DispatchQueue(label: "blockingListener")
 
     var stateListenerQueue: DispatchQueue { queue }
 
@@ -43,9 +43,9 @@ struct CancelMeansCancelContainerTests {
     /// running call (the enqueued one must not make it believe that no call runs).
     @Test func cancelWaitsForAQueuedCallThatIsRunningWhenAnotherChangeIsEnqueued() async {
         for round in 0..<3 {
-            let count = StateContainer(0, key: "attack.cancelQueued.container.\(round)")
+            let count = StateContainer(0, key: "cancelQueued.container.\(round)")
             let probe = CancelProbe()
-            let token = count.observe(on: .queue(DispatchQueue(label: "attack.cancelQueued"))) { _ in probe.call() }
+            let token = count.observe(on: .queue(DispatchQueue(label: "cancelQueued"))) { _ in probe.call() }
             count.modify(1)
             #expect(await waitOffThePool(for: probe.entered), "round \(round): the queued call never started")
             // While the first call runs on the queue, this thread delivers the next change: it only enqueues it,
@@ -59,7 +59,7 @@ struct CancelMeansCancelContainerTests {
     /// The same for an attached `StateListener`, whose cancel is `detach(listener:)`.
     @Test func detachWaitsForAnAttachedListenerCallThatIsRunningWhenAnotherChangeIsEnqueued() async {
         for round in 0..<3 {
-            let count = StateContainer(0, key: "attack.cancelQueued.attached.\(round)")
+            let count = StateContainer(0, key: "cancelQueued.attached.\(round)")
             let listener = BlockingListener()
             count.attach(listener: listener)
             count.modify(1)
@@ -75,8 +75,8 @@ struct CancelMeansCancelContainerTests {
     /// the call ended. Catches a deadlock of the combined override (waiting by cancelling parts again) or Q returning
     /// early.
     @Test func combinedTokenCancelledInsideAPartWhileAnotherThreadCancelsIt() async {
-        let c1 = StateContainer(0, key: "attack.cancelstate.c1.\(UUID().uuidString)")
-        let c2 = StateContainer(0, key: "attack.cancelstate.c2.\(UUID().uuidString)")
+        let c1 = StateContainer(0, key: "cancelstate.c1.\(UUID().uuidString)")
+        let c2 = StateContainer(0, key: "cancelstate.c2.\(UUID().uuidString)")
         let box = TokenBox()
         let qThread = Atomic<UInt>(0)
         let entered = DispatchSemaphore(value: 0)
@@ -125,8 +125,8 @@ struct CancelMeansCancelContainerTests {
     /// override (cancelling the parts again). A cancel that waited only when its own exchange set the flag would
     /// return early here.
     @Test(arguments: [false, true]) func everyLaterCancelWaitsForTheHeldCall(combined: Bool) async {
-        let c = StateContainer(0, key: "attack.cancelstate.many.\(UUID().uuidString)")
-        let other = StateContainer(0, key: "attack.cancelstate.many.other.\(UUID().uuidString)")
+        let c = StateContainer(0, key: "cancelstate.many.\(UUID().uuidString)")
+        let other = StateContainer(0, key: "cancelstate.many.other.\(UUID().uuidString)")
         let held = HeldListenerCall()
         let part = c.observe { value in
             guard value == 1 else { return }
@@ -169,7 +169,7 @@ struct CancelMeansCancelContainerTests {
     /// delivered inline on the same thread, its invoke would clear `callingThread` while the outer call still runs,
     /// and a cancel on another thread would return with the call running.
     @Test func aListenerChangingItsOwnContainerInsideItsCallIsStillWaitedFor() async {
-        let c = StateContainer(0, key: "attack.cancelstate.reentrant.\(UUID().uuidString)")
+        let c = StateContainer(0, key: "cancelstate.reentrant.\(UUID().uuidString)")
         let held = HeldListenerCall()
         let token = c.observe { value in
             guard value == 1 else { return }
@@ -204,8 +204,8 @@ struct CancelMeansCancelContainerTests {
     /// waits for the other part's call (the second through the override), a cycle the wait registry must break.
     /// Catches a deadlock of that wait.
     @Test func bothPartsOfACombinedTokenCancelItFromInsideTheirCalls() async {
-        let c1 = StateContainer(0, key: "attack.cancelstate.both1.\(UUID().uuidString)")
-        let c2 = StateContainer(0, key: "attack.cancelstate.both2.\(UUID().uuidString)")
+        let c1 = StateContainer(0, key: "cancelstate.both1.\(UUID().uuidString)")
+        let c2 = StateContainer(0, key: "cancelstate.both2.\(UUID().uuidString)")
         let box = TokenBox()
         let bothInside = DispatchSemaphore(value: 0)
         let count = Atomic<Int>(0)
@@ -230,7 +230,7 @@ struct CancelMeansCancelContainerTests {
     /// exchange set the flag waits for the held call; nothing deadlocks; the listener is detached exactly once.
     @Test func cancelWithoutWaitingRacingCancelNeverDeadlocksAndTheWinnerWaits() async {
         for round in 0..<50 {
-            let c = StateContainer(0, key: "attack.cancelstate.nowait.\(round).\(UUID().uuidString)")
+            let c = StateContainer(0, key: "cancelstate.nowait.\(round).\(UUID().uuidString)")
             let entered = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
             let late = Atomic<Bool>(false)
@@ -262,12 +262,12 @@ struct CancelMeansCancelContainerTests {
     /// call: the deinit's cancel on the calling thread must not wait for itself, and the other cancel returns only
     /// after the call. A queued listener's token, which owns its registration: the other thread cancels that.
     @Test func aTokenLetGoInsideItsOwnCallWhileAnotherThreadCancelsIt() async throws {
-        let c = StateContainer(0, key: "attack.cancelstate.selfrelease.\(UUID().uuidString)")
+        let c = StateContainer(0, key: "cancelstate.selfrelease.\(UUID().uuidString)")
         let box = TokenBox()
         let q = ThreadSlot()
         let entered = DispatchSemaphore(value: 0)
         let inside = Atomic<Bool>(false)
-        let token = c.observe(on: .queue(DispatchQueue(label: "attack.cancelstate.selfrelease"))) { value in
+        let token = c.observe(on: .queue(DispatchQueue(label: "cancelstate.selfrelease"))) { value in
             guard value == 1 else { return }
             inside.store(true, ordering: .sequentiallyConsistent)
             entered.signal()

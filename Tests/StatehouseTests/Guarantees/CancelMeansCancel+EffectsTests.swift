@@ -52,10 +52,10 @@ private func tickReducer(
     { state, action in
         switch action {
         case .start:
-            return .run(ticker).cancellable(id: "attack.ticker")
+            return .run(ticker).cancellable(id: "ticker")
         case .stop:
             state.stops += 1
-            return .cancel(id: "attack.ticker")
+            return .cancel(id: "ticker")
         case .tick:
             state.ticks += 1
         default:
@@ -103,7 +103,7 @@ private func searchReducer(
                 send(.results(query))
                 if query == "stale" { queued.signal() }
             }
-            .cancellable(id: "attack.search", cancelInFlight: true)
+            .cancellable(id: "search", cancelInFlight: true)
         case .results(let query):
             state.results.append(query)
         default:

@@ -16,7 +16,7 @@ struct CancelMeansCancelStoreTests {
         for round in 0..<3 {
             let store = makeCounterStore()
             let probe = CancelProbe()
-            let token = store.subscribe(\.count, initial: false, on: .queue(DispatchQueue(label: "attack.store.queue"))) {
+            let token = store.subscribe(\.count, initial: false, on: .queue(DispatchQueue(label: "store.queue"))) {
                 _ in probe.call()
             }
             store.dispatch(.increment)
@@ -36,7 +36,7 @@ struct CancelMeansCancelStoreTests {
         for kind in FVKind.allCases {
             for queued in [false, true] {
                 let label = "\(kind), \(queued ? "queued" : "synchronous")"
-                let queue = DispatchQueue(label: "attack.firstValue.cancelDuringAdd")
+                let queue = DispatchQueue(label: "firstValue.cancelDuringAdd")
                 let (store, blocker, entered, release) = fvBusyStore()
                 defer { blocker.cancel() }
                 let child = store.scope(state: \.child, action: { (action: FVAction) in action })
@@ -95,7 +95,7 @@ struct CancelMeansCancelStoreTests {
         for kind in FVKind.allCases {
             for queued in [false, true] {
                 let label = "\(kind), \(queued ? "queued" : "synchronous")"
-                let queue = DispatchQueue(label: "attack.firstValue.cancelBeforeAdd")
+                let queue = DispatchQueue(label: "firstValue.cancelBeforeAdd")
                 let heard = Recorder<Int>()
                 weak var weakStore: Store<FVState, FVAction>?
                 weak var weakChild: Store<FVChild, FVAction>?

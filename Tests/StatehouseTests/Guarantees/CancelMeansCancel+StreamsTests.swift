@@ -80,7 +80,7 @@ struct CancelMeansCancelStreamsTests {
     /// ended sequence does not keep its store.
     @Test func valuesStreamsEndedWhileChangesFlow() async {
         for round in 0..<40 {
-            let c = StateContainer(0, key: "attack.merge.streams.\(round).\(UUID().uuidString)")
+            let c = StateContainer(0, key: "merge.streams.\(round).\(UUID().uuidString)")
             let store = Store(initialState: TwoCounters(), reducer: twoCountersReducer)
             let started = DispatchSemaphore(value: 0)
             let containerLoop = Task.detached {

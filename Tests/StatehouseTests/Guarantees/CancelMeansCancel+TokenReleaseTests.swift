@@ -15,7 +15,7 @@ struct CancelMeansCancelTokenReleaseTests {
     /// No listener runs after its token's `deinit` returned.
     @Test func weaklyReferencedTokensLetGoWhileARoundWalksTowardsThem() async {
         for round in 0..<100 {
-            let c = StateContainer(0, key: "attack.merge.weakWalk.\(round).\(UUID().uuidString)")
+            let c = StateContainer(0, key: "merge.weakWalk.\(round).\(UUID().uuidString)")
             let (first, entered, release) = listenerHeldAtOne(c)
             let letGo = SharedFlag()
             let heardAfter = SharedCounter()
@@ -47,7 +47,7 @@ struct CancelMeansCancelTokenReleaseTests {
     /// flag set after the release.
     @Test func tokensLetGoWhileChangesFlow() async {
         for round in 0..<60 {
-            let c = StateContainer(0, key: "attack.merge.flow.\(round).\(UUID().uuidString)")
+            let c = StateContainer(0, key: "merge.flow.\(round).\(UUID().uuidString)")
             let slots = (0..<16).map { _ in SharedSlot<SubscriptionToken>() }
             let released = (0..<16).map { _ in SharedFlag() }
             let late = SharedCounter()
@@ -82,7 +82,7 @@ struct CancelMeansCancelTokenReleaseTests {
     /// A token let go inside its own call, with a weak reference taken: its `deinit` runs on the delivering thread
     /// inside `invoke`, which then clears the calling thread in the token's kept memory. It is never called again.
     @Test func aWeaklyReferencedTokenLetGoInsideItsOwnCall() {
-        let c = StateContainer(0, key: "attack.merge.ownCall.\(UUID().uuidString)")
+        let c = StateContainer(0, key: "merge.ownCall.\(UUID().uuidString)")
         let slot = SharedSlot<SubscriptionToken>()
         let heard = SharedCounter()
         slot.set(c.observe { _ in
@@ -102,7 +102,7 @@ struct CancelMeansCancelTokenReleaseTests {
     /// `observe(initial: true)` while another thread delivers: the first value comes later, from that thread, in a
     /// round that holds the entry; the listener lets its own token go in that very call, and hears nothing after.
     @Test func aTokenLetGoInsideItsOwnDeferredFirstCall() async {
-        let c = StateContainer(0, key: "attack.merge.deferredInitial.\(UUID().uuidString)")
+        let c = StateContainer(0, key: "merge.deferredInitial.\(UUID().uuidString)")
         let (blocker, entered, release) = listenerHeldAtOne(c)
         let delivered = onAThreadOfItsOwn { c.modify(1) }
         #expect(await waitOffThePool(for: entered))
@@ -126,7 +126,7 @@ struct CancelMeansCancelTokenReleaseTests {
     /// A deferred first value whose token is let go before the round reaches it: the queued `initial` round holds
     /// the entry of a deinitialized token, and must skip it.
     @Test func aTokenLetGoBeforeItsDeferredFirstValueHearsNothing() async {
-        let c = StateContainer(0, key: "attack.merge.deferredInitialGone.\(UUID().uuidString)")
+        let c = StateContainer(0, key: "merge.deferredInitialGone.\(UUID().uuidString)")
         let (blocker, entered, release) = listenerHeldAtOne(c)
         let delivered = onAThreadOfItsOwn { c.modify(1) }
         #expect(await waitOffThePool(for: entered))
@@ -145,8 +145,8 @@ struct CancelMeansCancelTokenReleaseTests {
     /// A queued observer's `OwningToken` let go inside its call on the queue, then the container changes again: no
     /// second call.
     @Test func aQueuedObserversTokenLetGoInsideItsCall() async {
-        let c = StateContainer(0, key: "attack.merge.queuedOwn.\(UUID().uuidString)")
-        let queue = DispatchQueue(label: "attack.merge.queuedOwn")
+        let c = StateContainer(0, key: "merge.queuedOwn.\(UUID().uuidString)")
+        let queue = DispatchQueue(label: "merge.queuedOwn")
         let slot = SharedSlot<SubscriptionToken>()
         let calls = SharedCounter()
         let done = DispatchSemaphore(value: 0)
@@ -167,8 +167,8 @@ struct CancelMeansCancelTokenReleaseTests {
     /// A queued observer's `OwningToken` let go on another thread while its call runs on the queue: the release
     /// returns only once the call ended.
     @Test func aQueuedObserversTokenLetGoWhileItsCallRuns() async {
-        let c = StateContainer(0, key: "attack.merge.queuedWait.\(UUID().uuidString)")
-        let queue = DispatchQueue(label: "attack.merge.queuedWait")
+        let c = StateContainer(0, key: "merge.queuedWait.\(UUID().uuidString)")
+        let queue = DispatchQueue(label: "merge.queuedWait")
         let probe = CancelProbe()
         let slot = SharedSlot<SubscriptionToken>()
         slot.set(c.observe(on: .queue(queue)) { _ in probe.call() })
@@ -180,7 +180,7 @@ struct CancelMeansCancelTokenReleaseTests {
 
     /// A synchronous token let go on another thread while its call runs: the `deinit` waits for the call.
     @Test func aSynchronousTokenLetGoWhileItsCallRuns() async {
-        let c = StateContainer(0, key: "attack.merge.syncWait.\(UUID().uuidString)")
+        let c = StateContainer(0, key: "merge.syncWait.\(UUID().uuidString)")
         let probe = CancelProbe()
         let slot = SharedSlot<SubscriptionToken>()
         slot.set(c.observe { _ in probe.call() })
@@ -195,7 +195,7 @@ struct CancelMeansCancelTokenReleaseTests {
     /// A round holds the first listener's call while the second listener's token is let go on another thread: the
     /// round then walks the entry of a token whose `deinit` has run, and must skip it.
     @Test func aTokenLetGoWhileARoundWalksTowardsItsEntryIsSkipped() async {
-        let c = StateContainer(0, key: "attack.tokenIsRegistration.walk.\(UUID().uuidString)")
+        let c = StateContainer(0, key: "tokenIsRegistration.walk.\(UUID().uuidString)")
         let (first, entered, release) = listenerHeldAtOne(c)
         let heardAfterLetGo = SharedCounter()
         let letGo = SharedFlag()
@@ -218,7 +218,7 @@ struct CancelMeansCancelTokenReleaseTests {
     /// The same window from inside the round: the first listener lets go of the second's last reference, on the
     /// delivering thread itself.
     @Test func aTokenLetGoByAnEarlierListenerOfTheSameRoundIsSkipped() {
-        let c = StateContainer(0, key: "attack.tokenIsRegistration.inside.\(UUID().uuidString)")
+        let c = StateContainer(0, key: "tokenIsRegistration.inside.\(UUID().uuidString)")
         let second = SharedSlot<SubscriptionToken>()
         let heard = SharedCounter()
         let first = c.observe { value in

@@ -14,7 +14,7 @@ struct DurabilityTests {
     @Test func nilBeforeTheFirstWriteSucceedsWithoutTheDirectory() throws {
         let directory = TemporaryDirectory()
         let missing = directory.url.appendingPathComponent("not/created/yet")
-        let key = "attack.nil.first"
+        let key = "nil.first"
         let rating = StateContainer<Int?>(
             nil, key: key, storage: .file(directory: missing), writes: .coalesced(window: .seconds(60)),
             externalChanges: .ignore
@@ -29,7 +29,7 @@ struct DurabilityTests {
     @Test func aValueThenNilBeforeTheFirstWriteSucceedsWithoutTheDirectory() throws {
         let directory = TemporaryDirectory()
         let missing = directory.url.appendingPathComponent("not/created/yet")
-        let key = "attack.nil.afterValue"
+        let key = "nil.afterValue"
         let rating = StateContainer<Int?>(
             nil, key: key, storage: .file(directory: missing), writes: .coalesced(window: .seconds(60)),
             externalChanges: .ignore

@@ -39,7 +39,7 @@ struct NoLostUpdatesTests {
         // the value in memory whenever a local change is not stored yet. (Thread 0's modify carries an `a` read just
         // before, which may undo some of thread 1's increments: that is modify's meaning, so `a` is not checked.)
         let storage = InMemoryStorage().withoutNotifications
-        let key = "attack.transaction.\(writes == .writeThrough ? "writeThrough" : "coalesced")"
+        let key = "transaction.\(writes == .writeThrough ? "writeThrough" : "coalesced")"
         let pair = StateContainer(SplitWriterPair(), key: key, storage: storage, writes: writes, externalChanges: .ignore)
         let seenB = Recorder<Int>()
         let token = pair.observe { seenB.append($0.b) }
@@ -77,7 +77,7 @@ struct NoLostUpdatesTests {
         let baseStorage: any ChangeDetectingStorage =
             base == "file" ? FileStorage(directory: directory.url) : InMemoryStorage().withoutNotifications
         let storage = LoadHookStorage(baseStorage)
-        let key = "attack.outside.container.\(base)"
+        let key = "outside.container.\(base)"
         let count = StateContainer(
             0, key: key, storage: storage, writes: .coalesced(window: .seconds(60)),
             externalChanges: .poll(every: .milliseconds(1))
@@ -109,7 +109,7 @@ struct NoLostUpdatesTests {
     @Test func anOutsideStateReadBeforeALocalActionNeverReplacesIt() async throws {
         let baseStorage = InMemoryStorage().withoutNotifications
         let storage = LoadHookStorage(baseStorage)
-        let key = "attack.outside.store"
+        let key = "outside.store"
         let store = Store(
             initialState: Counter(), key: key, storage: storage, writes: .coalesced(window: .seconds(60)),
             externalChanges: .poll(every: .milliseconds(1)), reducer: counterReducer
@@ -138,7 +138,7 @@ struct NoLostUpdatesTests {
     /// and listeners never see a value older than one they saw.
     @Test func outsideSavesRacingNewerLocalChangesNeverWin() async throws {
         let storage = InMemoryStorage().withoutNotifications
-        let key = "attack.outside.race"
+        let key = "outside.race"
         let count = StateContainer(
             0, key: key, storage: storage, writes: .writeThrough, externalChanges: .poll(every: .milliseconds(1))
         )

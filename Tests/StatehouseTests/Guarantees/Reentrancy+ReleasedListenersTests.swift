@@ -47,7 +47,7 @@ struct ReentrancyReleasedListenersTests {
     /// replaces the queued round under the container's lock. The last reference to the listener's closure must not
     /// go there: the closure owns another token of the same container, whose cancellation takes that lock again.
     @Test func aCoalescedRoundLetsGoAListenerThatOwnsAnotherToken() async {
-        let container = StateContainer(0, key: "attack.link.coalesce.\(UUID().uuidString)")
+        let container = StateContainer(0, key: "link.coalesce.\(UUID().uuidString)")
         let innerCalls = Recorder<Int>()
         await whileDelivering(container) {
             // Registered while the round of 1 is delivered, which does not hold this listener.
@@ -65,7 +65,7 @@ struct ReentrancyReleasedListenersTests {
 
     /// The same with a name bound again while a change is queued.
     @Test func aCoalescedRoundLetsGoAReboundListenerThatOwnsAnotherToken() async {
-        let container = StateContainer(0, key: "attack.link.coalesce.named.\(UUID().uuidString)")
+        let container = StateContainer(0, key: "link.coalesce.named.\(UUID().uuidString)")
         await whileDelivering(container) {
             do {
                 let inner = container.observe { _ in }

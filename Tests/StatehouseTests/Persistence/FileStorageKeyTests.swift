@@ -23,13 +23,13 @@ struct FileStorageKeyTests {
         let directory = TemporaryDirectory()
         do {
             let writer = StateContainer(
-                0, key: "attack.key.\(saved)", storage: .file(directory: directory.url), externalChanges: .ignore
+                0, key: "key.\(saved)", storage: .file(directory: directory.url), externalChanges: .ignore
             )
             writer.modify(42)
             try writer.flush()
         }
         let reader = StateContainer(
-            0, key: "attack.key.\(loaded)", storage: .file(directory: directory.url), externalChanges: .ignore
+            0, key: "key.\(loaded)", storage: .file(directory: directory.url), externalChanges: .ignore
         )
         #expect(reader.value == 42)
     }

@@ -37,7 +37,7 @@ struct OwnerLetGoDuringCheckTests {
     /// that for a busy one (no retry).
     @Test func aContainerLetGoDuringTheReadsEndsThereWithItsWriteStoredAndItsKeyFree() async throws {
         let storage = CheckedStorage()
-        let key = "attack.ownerDuringCheck.reads.\(UUID().uuidString)"
+        let key = "ownerDuringCheck.reads.\(UUID().uuidString)"
         let holder = Locked<StateContainer<Int>?>(followedContainer(key, on: storage))
         let persistence = try #require(holder.withLock { $0?.persistence } as? StatePersistence<Int>)
         await drained(persistence)
@@ -95,7 +95,7 @@ struct OwnerLetGoDuringCheckTests {
     /// finds its pending state written.
     @Test func aStoreLetGoDuringTheReadsEndsThereWithItsStateStored() async throws {
         let storage = CheckedStorage()
-        let key = "attack.ownerDuringCheck.storeReads.\(UUID().uuidString)"
+        let key = "ownerDuringCheck.storeReads.\(UUID().uuidString)"
         let holder = Locked<Store<Int, Int>?>(followedStore(key, on: storage))
         let persistence = try #require(holder.withLock { $0?.persistence } as? StatePersistence<Int>)
         await drained(persistence)
@@ -132,7 +132,7 @@ struct OwnerLetGoDuringCheckTests {
     /// was let go).
     @Test func aContainerLetGoBetweenTheCheckAndTheApplierEndsAndIsNeverHandedTheValue() async throws {
         let storage = CheckedStorage()
-        let key = "attack.ownerDuringCheck.applier.\(UUID().uuidString)"
+        let key = "ownerDuringCheck.applier.\(UUID().uuidString)"
         let holder = Locked<StateContainer<Int>?>(followedContainer(key, on: storage, writes: .writeThrough))
         let container = SharedWeak(holder.withLock { $0 })
         let persistence = try #require(holder.withLock { $0?.persistence } as? StatePersistence<Int>)
@@ -180,7 +180,7 @@ struct OwnerLetGoDuringCheckTests {
     /// through their link (`ChangeCountReaderTests`).
     @Test func anOwnerLetGoDuringItsChangeCountEndsOnTheWriterWithoutDeadlockAndWritesItsChange() async throws {
         let storage = CheckedStorage()
-        let key = "attack.ownerDuringCheck.count.\(UUID().uuidString)"
+        let key = "ownerDuringCheck.count.\(UUID().uuidString)"
         let clock = ManualClock()
         let (_, persistence) = StatePersistence.load(
             key: key, storage: storage, default: 0, codec: .json, writes: .coalesced,
@@ -237,7 +237,7 @@ struct OwnerLetGoDuringCheckTests {
     /// replaces; a check that then finds no store does not take it for a busy one.
     @Test func aBusyStoreLetGoEndsWhereItsActionEndsAndKeepsItsState() async throws {
         let storage = CheckedStorage()
-        let key = "attack.ownerDuringCheck.busyStore.\(UUID().uuidString)"
+        let key = "ownerDuringCheck.busyStore.\(UUID().uuidString)"
         let clock = ManualClock()
         let inReducer = DispatchSemaphore(value: 0)
         let leaveReducer = DispatchSemaphore(value: 0)
@@ -290,7 +290,7 @@ struct OwnerLetGoDuringCheckTests {
     @Test(arguments: [false, true])
     func aContainerLetGoDuringTakeStoredValueEndsOnTheApplierAndWritesItsChange(writeThrough: Bool) async throws {
         let storage = CheckedStorage()
-        let key = "attack.ownerDuringCheck.take.\(UUID().uuidString)"
+        let key = "ownerDuringCheck.take.\(UUID().uuidString)"
         let holder = Locked<StateContainer<Int>?>(
             followedContainer(key, on: storage, writes: writeThrough ? .writeThrough : .coalesced)
         )

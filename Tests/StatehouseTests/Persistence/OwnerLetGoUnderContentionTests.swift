@@ -32,7 +32,7 @@ struct OwnerLetGoUnderContentionTests {
     /// stored, a container that changed nothing wrote nothing, no check was reading the storage while holding a
     /// container already let go, and the next container of the key is no duplicate.
     @Test func manyThreadsMakeFollowAndLetGoContainersOfOneKeyWhileAnotherProcessWritesIt() async throws {
-        let key = "attack.ownerDuringCheck.storm.\(UUID().uuidString)"
+        let key = "ownerDuringCheck.storm.\(UUID().uuidString)"
         let tag = RoundTag()
         /// Each round's container, whether its thread let it go, and whether it had a change pending.
         let rounds = Locked<[Int: (container: SharedWeak<StateContainer<Int>>, letGo: Bool, pending: Bool)]>([:])
@@ -162,7 +162,7 @@ struct OwnerLetGoUnderContentionTests {
                 while !stop.load(ordering: .relaxed) { storage.notify() }
             }
             for round in 0..<200 {
-                let key = "attack.cancelstate.letgo.\(round).\(UUID().uuidString)"
+                let key = "cancelstate.letgo.\(round).\(UUID().uuidString)"
                 let reported = Recorder<StatehouseDiagnostic>()
                 StatehouseDiagnostics.$handler.withValue({ reported.append($0) }) {
                     var container: StateContainer<Int>? = StateContainer(

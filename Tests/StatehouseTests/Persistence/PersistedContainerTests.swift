@@ -9,6 +9,11 @@ struct Settings: Codable, Equatable, Sendable {
     var fontSize = 12
 }
 
+/// The error of a full disk, as the failing-write tests inject it.
+private func diskFull(_ key: String) -> InMemoryStorageFault {
+    .fail(StorageError(.io, key: key, operation: .save, message: "No space left on device (simulated)."))
+}
+
 @Suite("Persisted containers", .serialized)
 struct PersistedContainerTests {
     @Test(arguments: StorageKind.allCases)
@@ -40,7 +45,8 @@ struct PersistedContainerTests {
     @Test func coalescedWritesTurnABurstIntoOneWriteAndLoseNothing() throws {
         // A window that the clock never reaches, so that the count does not depend on the machine's speed (how many
         // writes 100,000 changes make with the default window is a benchmark's question).
-        let storage = InstrumentedStorage()
+        let memory = InMemoryStorage()
+        let storage = memory.plain
         let count = StateContainer(
             0, key: "persist.burst", storage: storage, codec: .json, writes: .coalesced(window: .seconds(60)),
             externalChanges: .watch, clock: ManualClock()
@@ -49,22 +55,23 @@ struct PersistedContainerTests {
         try count.flush()
         try count.flush()
         // One write, or two if another suite's `StatehouseLifecycle.flushPendingWrites()` ran during the burst.
-        #expect((1...2).contains(storage.saves), "\(storage.saves) writes")
+        #expect((1...2).contains(memory.callCount(of: .save)), "\(memory.callCount(of: .save)) writes")
         #expect(try storage.load(key: "persist.burst") == Data("100000".utf8))
     }
 
     @Test func writeThroughWritesEveryChangeBeforeReturning() throws {
-        let storage = InstrumentedStorage()
+        let memory = InMemoryStorage()
+        let storage = memory.plain
         let count = StateContainer(0, key: "persist.through", storage: storage, writes: .writeThrough)
         for value in 1...5 {
             count.modify(value)
             #expect(try storage.load(key: "persist.through") == Data("\(value)".utf8))
         }
-        #expect(storage.saves == 5)
+        #expect(memory.callCount(of: .save) == 5)
     }
 
     @Test func deallocationWritesWhatIsPending() throws {
-        let storage = InstrumentedStorage()
+        let storage = InMemoryStorage().plain
         do {
             let count = StateContainer(0, key: "persist.deinit", storage: storage, writes: .coalesced(window: .seconds(60)))
             count.modify(7)
@@ -101,14 +108,15 @@ struct PersistedContainerTests {
     }
 
     @Test func aFailedWriteIsReportedKeepsTheValueAndIsRetried() throws {
-        let storage = InstrumentedStorage()
+        let memory = InMemoryStorage()
+        let storage = memory.plain
         let count = StateContainer(0, key: "persist.failing", storage: storage, writes: .coalesced(window: .seconds(60)))
-        storage.failing = true
+        memory.inject(diskFull("persist.failing"), into: .save, .always)
         count.modify(1)
         #expect(throws: StorageError.self) { try count.flush() }
         #expect(count.value == 1)
         #expect(count.storageError?.value?.message.contains("No space left") == true)
-        storage.failing = false
+        memory.removeFaults()
         try count.flush()
         #expect(try storage.load(key: "persist.failing") == Data("1".utf8))
         #expect(count.storageError?.value == nil)
@@ -116,7 +124,7 @@ struct PersistedContainerTests {
 
     @Test func unreadableStorageMakesTheContainerReadOnly() throws {
         struct Unreadable: StateStorage {
-            let writes = InstrumentedStorage()
+            let writes = InMemoryStorage()
             func load(key: String) throws -> Data? { throw StorageError(.io, key: key, message: "Permission denied.") }
             func save(_ data: Data, key: String) throws { try writes.save(data, key: key) }
             func remove(key: String) throws {}
@@ -125,7 +133,7 @@ struct PersistedContainerTests {
         let count = StateContainer(5, key: "persist.unreadable", storage: storage)
         count.modify(6)
         #expect(throws: StorageError.self) { try count.flush() }
-        #expect(storage.writes.saves == 0)
+        #expect(storage.writes.callCount(of: .save) == 0)
         #expect(count.storageError?.value?.message.contains("will not write") == true)
     }
 }
@@ -164,7 +172,7 @@ struct PersistedStoreTests {
     }
 
     @Test func aStoreWritesItsPendingStateWhenDeallocated() throws {
-        let storage = InstrumentedStorage()
+        let storage = InMemoryStorage().plain
         do {
             let store = Store(initialState: Counter(), key: "persist.storeDeinit", storage: storage, writes: .coalesced(window: .seconds(60)), reducer: counterReducer)
             store.dispatch(.set(9))
@@ -177,7 +185,8 @@ struct PersistedStoreTests {
 @Suite("Persistence and re-entrancy", .serialized)
 struct PersistenceReentrancyTests {
     @Test func aListenerOfStorageErrorsMayFlushAndChangeTheContainer() throws {
-        let storage = InstrumentedStorage()
+        let memory = InMemoryStorage()
+        let storage = memory.plain
         let count = StateContainer(0, key: "persist.reentrant", storage: storage, writes: .writeThrough)
         let reports = Recorder<String>()
         let token = count.storageError?.observe { error in
@@ -185,9 +194,9 @@ struct PersistenceReentrancyTests {
             try? count.flush()           // waits for the writer: must not be called on it
             if error != nil { count.update { $0 += 100 } }
         }
-        storage.failing = true
+        memory.inject(diskFull("persist.reentrant"), into: .save, .always)
         count.modify(1)
-        storage.failing = false
+        memory.removeFaults()
         try count.flush()
         #expect(reports.elements.first == "failed")
         #expect(try storage.load(key: "persist.reentrant") == Data("\(count.value)".utf8))

@@ -12,7 +12,7 @@ struct StorageErrorAfterFlushTests {
     /// the flush returned, and stays `nil`.
     @Test func storageErrorIsNilOnceAFlushSucceededAndStaysNil() async throws {
         let storage = InMemoryStorage()
-        let count = StateContainer(0, key: "attack.storageError", storage: storage.plain, writes: .coalesced(window: .milliseconds(1)))
+        let count = StateContainer(0, key: "storageError", storage: storage.plain, writes: .coalesced(window: .milliseconds(1)))
         let blockers = ProcessInfo.processInfo.activeProcessorCount * 4
         for round in 1...100 {
             let failed = DispatchSemaphore(value: 0)

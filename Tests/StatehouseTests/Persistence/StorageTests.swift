@@ -20,30 +20,6 @@ final class TemporaryDirectory: Sendable {
     }
 }
 
-/// A storage that counts saves and can be made to fail, around another storage.
-final class InstrumentedStorage: StateStorage {
-    let base: any StateStorage
-    private let state = Locked((saves: 0, failing: false))
-
-    init(_ base: any StateStorage = MemoryStorage()) {
-        self.base = base
-    }
-
-    var saves: Int { state.withLock { $0.saves } }
-    var failing: Bool {
-        get { state.withLock { $0.failing } }
-        set { state.withLock { $0.failing = newValue } }
-    }
-
-    func load(key: String) throws -> Data? { try base.load(key: key) }
-    func remove(key: String) throws { try base.remove(key: key) }
-    func save(_ data: Data, key: String) throws {
-        if failing { throw StorageError(.io, key: key, message: "No space left on device (simulated).") }
-        state.withLock { $0.saves += 1 }
-        try base.save(data, key: key)
-    }
-}
-
 enum StorageKind: String, CaseIterable, Sendable {
     case memory, file, userDefaults
 

@@ -13,14 +13,14 @@ struct WatchedDirectoryTests {
     /// The storage directory removed, then made again by another process's save: its changes still arrive, each once.
     @Test func aStorageDirectoryRemovedAndMadeAgainIsStillWatched() async throws {
         let directory = TemporaryDirectory()
-        let (count, seen, token) = followed("attack.directory.removed", in: directory)
-        #expect(try await fileWorker(directory, "attack.directory.removed", "set", "1"))
+        let (count, seen, token) = followed("directory.removed", in: directory)
+        #expect(try await fileWorker(directory, "directory.removed", "set", "1"))
         #expect(await eventually { count.value == 1 })
         try FileManager.default.removeItem(at: directory.url)
         // The other process's save makes the directory again.
-        #expect(try await fileWorker(directory, "attack.directory.removed", "set", "2"))
+        #expect(try await fileWorker(directory, "directory.removed", "set", "2"))
         #expect(await eventually { count.value == 2 })
-        #expect(try await fileWorker(directory, "attack.directory.removed", "set", "3"))
+        #expect(try await fileWorker(directory, "directory.removed", "set", "3"))
         #expect(await eventually { seen.elements.last == 3 })
         #expect(seen.elements == [1, 2, 3])
         token.cancel()
@@ -31,13 +31,13 @@ struct WatchedDirectoryTests {
     @Test func aStorageDirectoryMovedAwayAndMadeAgainIsStillWatched() async throws {
         let directory = TemporaryDirectory()
         let moved = TemporaryDirectory()
-        let count = StateContainer(0, key: "attack.directory.moved", storage: .file(directory: directory.url), externalChanges: onlyPush)
-        #expect(try await fileWorker(directory, "attack.directory.moved", "set", "1"))
+        let count = StateContainer(0, key: "directory.moved", storage: .file(directory: directory.url), externalChanges: onlyPush)
+        #expect(try await fileWorker(directory, "directory.moved", "set", "1"))
         #expect(await eventually { count.value == 1 })
         #expect(rename(directory.url.path, moved.url.path) == 0)
         // What happens where the directory went is no longer this storage's.
-        #expect(try await fileWorker(moved, "attack.directory.moved", "set", "99"))
-        #expect(try await fileWorker(directory, "attack.directory.moved", "set", "2"))
+        #expect(try await fileWorker(moved, "directory.moved", "set", "99"))
+        #expect(try await fileWorker(directory, "directory.moved", "set", "2"))
         #expect(await eventually { count.value == 2 })
     }
 
@@ -45,12 +45,12 @@ struct WatchedDirectoryTests {
     @Test func aDirectoryWhoseParentIsRemovedTooIsWatchedOnceMadeAgain() async throws {
         let root = TemporaryDirectory()
         let nested = root.url.appendingPathComponent("a/b/state", isDirectory: true)
-        let count = StateContainer(0, key: "attack.nested", storage: .file(directory: nested), externalChanges: onlyPush)
+        let count = StateContainer(0, key: "nested", storage: .file(directory: nested), externalChanges: onlyPush)
         try FileManager.default.removeItem(at: root.url)
         let other = FileStorage(directory: nested)
-        try other.save(Data("4".utf8), key: "attack.nested")
+        try other.save(Data("4".utf8), key: "nested")
         #expect(await eventually { count.value == 4 })
-        try other.save(Data("5".utf8), key: "attack.nested")
+        try other.save(Data("5".utf8), key: "nested")
         #expect(await eventually { count.value == 5 })
     }
 
@@ -58,7 +58,7 @@ struct WatchedDirectoryTests {
     /// arrive.
     @Test func aFileInTheDirectorysPlaceForAWhileDoesNotEndTheWatch() async throws {
         let directory = TemporaryDirectory()
-        let count = StateContainer(0, key: "attack.file.in.place", storage: .file(directory: directory.url), externalChanges: onlyPush)
+        let count = StateContainer(0, key: "file.in.place", storage: .file(directory: directory.url), externalChanges: onlyPush)
         try FileManager.default.removeItem(at: directory.url)
         #expect(FileManager.default.createFile(atPath: directory.url.path, contents: Data("in the way".utf8)))
         #if os(Linux)
@@ -67,7 +67,7 @@ struct WatchedDirectoryTests {
         #expect(await eventually { KernelWatches.inotifyWatches(on: parent) > 0 })
         #endif
         try FileManager.default.removeItem(at: directory.url)
-        #expect(try await fileWorker(directory, "attack.file.in.place", "set", "6"))
+        #expect(try await fileWorker(directory, "file.in.place", "set", "6"))
         #expect(await eventually { count.value == 6 })
     }
 
@@ -80,13 +80,13 @@ struct WatchedDirectoryTests {
         try FileManager.default.createDirectory(at: links.url, withIntermediateDirectories: true)
         let link = links.url.appendingPathComponent("link")
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: directory.url)
-        let direct = StateContainer(0, key: "attack.link.a", storage: .file(directory: directory.url), externalChanges: onlyPush)
-        let linked = StateContainer(0, key: "attack.link.b", storage: .file(directory: link), externalChanges: onlyPush)
+        let direct = StateContainer(0, key: "link.a", storage: .file(directory: directory.url), externalChanges: onlyPush)
+        let linked = StateContainer(0, key: "link.b", storage: .file(directory: link), externalChanges: onlyPush)
         #if os(Linux)
         #expect(KernelWatches.inotifyWatches(on: directory.url.path) == 1)
         #endif
-        #expect(try await runHelper("StatehouseFileWorker", [link.path, "attack.link.a", "set", "1"]))
-        #expect(try await fileWorker(directory, "attack.link.b", "set", "2"))
+        #expect(try await runHelper("StatehouseFileWorker", [link.path, "link.a", "set", "1"]))
+        #expect(try await fileWorker(directory, "link.b", "set", "2"))
         #expect(await eventually { direct.value == 1 && linked.value == 2 })
     }
 
@@ -97,7 +97,7 @@ struct WatchedDirectoryTests {
     @Test func eventsTheKernelDroppedWhileTheWatcherWasStoppedStillReachEveryFollower() async throws {
         let directory = TemporaryDirectory()
         let elsewhere = TemporaryDirectory()
-        let (count, seen, token) = followed("attack.overflow", in: directory)
+        let (count, seen, token) = followed("overflow", in: directory)
         let noise = TemporaryDirectory()
         try FileManager.default.createDirectory(at: noise.url, withIntermediateDirectories: true)
         let stopped = Locked(false)
@@ -106,7 +106,7 @@ struct WatchedDirectoryTests {
             guard !stopped.withLock({ stopped in defer { stopped = true }; return stopped }) else { return }
             resume.wait()
         }
-        let other = StateContainer(0, key: "attack.overflow.other", storage: .file(directory: elsewhere.url), externalChanges: onlyPush)
+        let other = StateContainer(0, key: "overflow.other", storage: .file(directory: elsewhere.url), externalChanges: onlyPush)
         #expect(FileManager.default.createFile(atPath: noise.url.appendingPathComponent("stop").path, contents: nil))
         #expect(await eventually { stopped.withLock { $0 } })
         let limit = (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))
@@ -116,12 +116,12 @@ struct WatchedDirectoryTests {
             #expect(descriptor >= 0)
             close(descriptor)
         }
-        #expect(try await fileWorker(directory, "attack.overflow", "set", "9"))
-        #expect(try await fileWorker(elsewhere, "attack.overflow.other", "set", "8"))
+        #expect(try await fileWorker(directory, "overflow", "set", "9"))
+        #expect(try await fileWorker(elsewhere, "overflow.other", "set", "8"))
         resume.signal()
         #expect(await eventually { count.value == 9 && other.value == 8 })
         // And it still watches.
-        #expect(try await fileWorker(directory, "attack.overflow", "set", "10"))
+        #expect(try await fileWorker(directory, "overflow", "set", "10"))
         #expect(await eventually { seen.elements.last == 10 })
         #expect(seen.elements == [9, 10])
         stopper.cancel()
@@ -134,18 +134,18 @@ struct WatchedDirectoryTests {
     @Test func watchingAndStoppingOneDirectoryFromManyThreadsLeavesOneWorkingWatch() async throws {
         let directory = TemporaryDirectory()
         do {
-            let (count, _, token) = followed("attack.churn", in: directory)
+            let (count, _, token) = followed("churn", in: directory)
             let storage = FileStorage(directory: directory.url)
             await onNewThreads(8) { thread in
                 for round in 0..<100 {
-                    let watch = try? storage.watchChanges(of: "attack.churn.\(thread).\(round % 3)") {}
+                    let watch = try? storage.watchChanges(of: "churn.\(thread).\(round % 3)") {}
                     if round % 2 == 0 { watch?.cancel() }
                 }
             }
             #if os(Linux)
             #expect(KernelWatches.inotifyWatches(on: directory.url.path) == 1)
             #endif
-            #expect(try await fileWorker(directory, "attack.churn", "set", "5"))
+            #expect(try await fileWorker(directory, "churn", "set", "5"))
             #expect(await eventually { count.value == 5 })
             token.cancel()
         }

@@ -104,7 +104,7 @@ struct StoreLifetimeTests {
         for kind in FVKind.allCases {
             for queued in [false, true] {
                 let label = "\(kind), \(queued ? "queued" : "synchronous")"
-                let queue = DispatchQueue(label: "attack.firstValue.releaseInFirst")
+                let queue = DispatchQueue(label: "firstValue.releaseInFirst")
                 weak var weakStore: Store<FVState, FVAction>?
                 weak var weakChild: Store<FVChild, FVAction>?
                 let firstCalls = Recorder<Int>()

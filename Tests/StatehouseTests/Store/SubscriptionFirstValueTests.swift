@@ -117,7 +117,7 @@ struct SubscriptionFirstValueTests {
         let total = dispatchers * perDispatcher
         let subscribers = 3
         let rounds = 160
-        let queues = (0..<subscribers).map { DispatchQueue(label: "attack.firstValue.storm.\($0)") }
+        let queues = (0..<subscribers).map { DispatchQueue(label: "firstValue.storm.\($0)") }
         let records = Recorder<FVRecord>()
         let kept = Recorder<(FVRecord, SubscriptionToken)>()
         await onNewThreads(dispatchers + subscribers) { thread in
@@ -180,7 +180,7 @@ struct SubscriptionFirstValueTests {
     /// thread hear the state after the busy action first, once; an action queued after the registrations comes
     /// after; a subscriber with `initial: false` hears only that action's change.
     @Test func aSubscriberOfAStoreBusyOnAnotherThreadHearsTheStateAfterTheBusyActionFirstAndOnce() async {
-        for delivery in [Delivery.synchronous, .queue(DispatchQueue(label: "attack.selection.queue"))] {
+        for delivery in [Delivery.synchronous, .queue(DispatchQueue(label: "selection.queue"))] {
             let (store, blocker, entered, release) = tallyStoreWithABlockingSubscriber()
             defer { blocker.cancel() }
             let heard = SGHeard<Int>()
