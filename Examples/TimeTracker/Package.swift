@@ -94,8 +94,8 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// Warnings are errors in the app's own targets, here rather than with `-Xswiftc -warnings-as-errors` on the command
-// line: the tests and `scripts/timetrack` then share one build configuration instead of building everything twice.
+// Warnings are errors in the app's own targets, whatever command builds them. scripts/test and scripts/timetrack
+// pass `-Xswiftc -warnings-as-errors` as well (scripts/build-settings), for the repository's other packages.
 for target in package.targets {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         .enableUpcomingFeature("ExistentialAny"),
