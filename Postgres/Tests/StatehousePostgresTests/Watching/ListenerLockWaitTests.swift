@@ -50,59 +50,6 @@ struct ListenerLockWaitTests {
         }
     }
 
-    /// The same, counted over five heartbeats: while the lock is held, the storage's sessions waiting for it never
-    /// grow past two; once it is gone, none waits, one listens, and a change is pushed.
-    @Test func sessionsWaitingOnALockDoNotPileUpWhileItIsHeld() async throws {
-        try await withWatchedStorage { try await Self.pileUp($0, $1, $2) }
-    }
-
-    static func pileUp(_ storage: PostgresStorage, _ calls: WatchCalls, _ first: Int32) async throws {
-        do {
-            defer { releaseHolder("lock_holder_pile_up") }
-            let waiting = "wait_event_type = 'Lock'"
-            try await holdUpTheCatchUp(of: storage, listener: first, as: "lock_holder_pile_up", waiting: waiting)
-            let piledUp = try await eventually(timeout: .seconds(75), every: psqlPolling) {
-                try sessions(of: storage, where: waiting).count >= 3
-            }
-            let seen = try sessions(of: storage, where: waiting)
-            #expect(!piledUp, "the storage's sessions waiting for the lock: \(seen)")
-            releaseHolder("lock_holder_pile_up")
-            #expect(try await eventually(every: psqlPolling) { try sessions(of: storage, where: waiting).isEmpty })
-            try await saveFromAnotherClient("1", in: storage)
-            #expect(await eventually { calls.count == 2 })
-            #expect(try await eventually(every: psqlPolling) { try listeningSessions(of: storage).count == 1 })
-        }
-    }
-
-    /// The same through the migration: another process holds Statehouse's migration lock (its own migration waits on
-    /// a table lock, say). The listener's migration waits for it and its heartbeat gives the wait up after 15 s: the
-    /// given-up waits do not pile up, and once the lock is gone the watch gets its first call and nothing waits.
-    @Test func migrationsWaitingOnTheMigrationLockDoNotPileUp() async throws {
-        try holdInPsql("""
-            SET application_name = 'lock_holder_migration'; BEGIN;
-            SELECT pg_advisory_xact_lock(6013538554991898485); SELECT pg_sleep(600);
-            """)
-        defer { releaseHolder("lock_holder_migration") }
-        #expect(try await eventually(every: psqlPolling) { try sessions(named: "lock_holder_migration", where: "wait_event = 'PgSleep'").count == 1 })
-        try await withStorage { try await Self.migrationPileUp($0) }
-    }
-
-    static func migrationPileUp(_ storage: PostgresStorage) async throws {
-        let calls = WatchCalls()
-        let watch = try storage.watchChanges(of: "k") { calls() }
-        defer { watch.cancel() }
-        let waiting = "wait_event_type = 'Lock' AND query LIKE '%advisory%'"
-        #expect(try await eventually(every: psqlPolling) { try sessions(of: storage, where: waiting).count >= 1 })
-        let piledUp = try await eventually(timeout: .seconds(75), every: psqlPolling) {
-            try sessions(of: storage, where: waiting).count >= 3
-        }
-        let seen = try sessions(of: storage, where: waiting)
-        #expect(!piledUp, "the storage's sessions waiting for the migration lock: \(seen)")
-        releaseHolder("lock_holder_migration")
-        #expect(await eventually { calls.count == 1 })
-        #expect(try await eventually(every: psqlPolling) { try sessions(of: storage, where: waiting).isEmpty })
-    }
-
     /// The last watch cancelled while the listener's catch-up waits on a lock, a new watch added at once: once the
     /// lock is gone, one listening session, the old watcher never called again, the new one called once per change.
     @Test func theLastWatchCancelledWhileTheCatchUpWaitsThenANewOne() async throws {
