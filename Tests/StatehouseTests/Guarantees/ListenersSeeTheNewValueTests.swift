@@ -115,7 +115,7 @@ struct ListenersSeeTheNewValueTests {
         let scopes = ReadThroughScopes()
         let failure = FirstFailure()
         let dispatchersLeft = Atomic<Int>(2)
-        let ticksPerDispatcher = 3_000
+        let ticksPerDispatcher = isUnderThreadSanitizer ? 1_000 : 3_000
         await onNewThreads(5) { thread in
             switch thread {
             case 0, 1:
