@@ -143,34 +143,44 @@ struct PersistenceMachineTests {
         #expect(reload(&machine, 1, ours) == false)
     }
 
-    /// A write looks for bytes another process stored unseen when the key may hold some: after what this process
-    /// read was forgotten (a refused value, a commit that may have landed), not before the first read (the load
-    /// looked at the bytes itself), and not while the key holds what it last read or wrote.
-    @Test func aWriteTakesBytesForUnseenOnceWhatWasReadIsForgottenUntilItReadsOrWritesAgain() {
+    /// A write looks for bytes another process stored unseen when the key may hold some: after a refused value was
+    /// forgotten, or when the key's fingerprint cannot be read or differs from what this process last read or
+    /// wrote; not before the first read (the load looked at the bytes itself), nor after a transaction whose outcome
+    /// is unknown (its transform did). Bytes a write kept aside count as seen.
+    @Test func aWriteLooksForUnseenBytesOnlyWhenTheKeyMayHoldSome() {
         var machine = Machine(initial: 0, policy: .coalesced, canWrite: true)
         let theirs = StorageFingerprint([2])
         let ours = StorageFingerprint([3])
-        #expect(machine.seen == .notYetRead)
+        #expect(machine.seen == .noFingerprint)
         #expect(!machine.seen.isUnseen(theirs))
+        #expect(!machine.seen.isUnseen(nil))
 
         #expect(reload(&machine, 0, theirs) == true)
         #expect(machine.seen == .fingerprint(theirs))
         #expect(!machine.seen.isUnseen(theirs))
         #expect(machine.seen.isUnseen(ours))
+        #expect(machine.seen.isUnseen(nil), "a fingerprint that cannot be read is no proof of anything")
 
         machine.refused(StorageFingerprint([9]))
         #expect(machine.seen == .fingerprint(theirs), "a refusal of other bytes forgets nothing")
         machine.refused(theirs)
         #expect(machine.seen == .forgotten)
         #expect(machine.seen.isUnseen(theirs))
+        #expect(machine.seen.isUnseen(nil))
+
+        machine.keptAside(nil)
+        #expect(machine.seen == .forgotten, "bytes whose fingerprint is unknown are still to look at")
+        machine.keptAside(theirs)
+        #expect(machine.seen == .fingerprint(theirs))
 
         _ = machine.changed(Self.snapshot(1, count: 1))
         machine.wrote(Self.snapshot(1, count: 1), fingerprint: ours)
         #expect(machine.seen == .fingerprint(ours))
 
+        machine.refused(ours)
         _ = machine.beginTransaction()
         machine.transactionFailed(outcomeUnknown: true)
-        #expect(machine.seen == .forgotten)
+        #expect(machine.seen == .noFingerprint)
         _ = machine.beginTransaction()
         machine.transactionCommitted(adopted: nil, fingerprint: ours)
         #expect(machine.seen == .fingerprint(ours))

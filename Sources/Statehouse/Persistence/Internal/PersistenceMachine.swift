@@ -60,8 +60,8 @@ struct PersistenceMachine<Value: Sendable> {
     private var writeScheduled = false
     /// The fingerprint of what this process last read or wrote. Changed only on the writer.
     private(set) var knownFingerprint: StorageFingerprint?
-    /// Whether ``knownFingerprint`` was forgotten (a value read was refused, or a commit may have landed): the key
-    /// may hold bytes this process never saw, unlike a key it has not read yet. Changed only on the writer.
+    /// Whether ``knownFingerprint`` was forgotten because a value read was refused: the key may hold bytes this
+    /// process never saw, unlike a key it has not read yet. Changed only on the writer.
     private var forgotWhatItSaw = false
     private var lastOutcomeNumber: UInt64 = 0
     private var publishedOutcomeNumber: UInt64 = 0
@@ -163,27 +163,35 @@ struct PersistenceMachine<Value: Sendable> {
     /// ``SeenData/isUnseen(_:)``).
     var seen: SeenData {
         if forgotWhatItSaw { return .forgotten }
-        return knownFingerprint.map(SeenData.fingerprint) ?? .notYetRead
+        return knownFingerprint.map(SeenData.fingerprint) ?? .noFingerprint
     }
 
     /// What a write knows of the bytes the key holds: whether another process may have stored some it never saw.
     enum SeenData: Equatable, Sendable {
-        /// Nothing read or written since the load, which looked at the bytes itself (and kept bad ones aside).
-        case notYetRead
+        /// No fingerprint, and nothing to look for: nothing was read or written since the load (which looked at
+        /// the bytes itself, and kept bad ones aside), or the last transaction's outcome is unknown (its transform
+        /// saw the bytes, and kept bad ones aside).
+        case noFingerprint
         /// What this process last read or wrote.
         case fingerprint(StorageFingerprint)
-        /// What it last read was forgotten: any bytes the key holds may be unseen.
+        /// What it last read was refused and forgotten: any bytes the key holds may be unseen.
         case forgotten
 
-        /// Whether the key's data, whose fingerprint is `now`, may be other than what this process last read or
-        /// wrote: another process stored it since.
-        func isUnseen(_ now: StorageFingerprint) -> Bool {
+        /// Whether the key's data, whose fingerprint is `now` (`nil`: it could not be read), may be other than what
+        /// this process last read or wrote: another process stored it since. Not knowing counts as unseen.
+        func isUnseen(_ now: StorageFingerprint?) -> Bool {
             switch self {
-            case .notYetRead: false
+            case .noFingerprint: false
             case .fingerprint(let known): known != now
             case .forgotten: true
             }
         }
+    }
+
+    /// A write kept the bytes the key holds (`fingerprint`, if it could be read) aside before replacing them: they
+    /// count as seen, so that a retry of the write, after its save failed, keeps no second copy.
+    mutating func keptAside(_ fingerprint: StorageFingerprint?) {
+        if let fingerprint { saw(fingerprint) }
     }
 
     /// Forgets what this process last read, so that the next check reads the key again and the next write looks at
@@ -329,7 +337,8 @@ struct PersistenceMachine<Value: Sendable> {
     }
 
     /// Every transaction of the update failed: the owner did not change. If the last one's outcome is unknown, its
-    /// commit may have landed: the next check reads the key again, whatever it holds. `unkept` says why the key
+    /// commit may have landed: the next check reads the key again, whatever it holds (a write need not look at it:
+    /// the transaction's transform saw what the key held). `unkept` says why the key
     /// holds data another process stored that the transaction could neither use nor keep aside: then no write may
     /// replace it either (see ``Write/keepAsideFirst(_:number:)``), as after a check that found it. Returns the
     /// number of the update's outcome, taken now: the last try may have failed before its body ran, and outcomes
@@ -337,7 +346,7 @@ struct PersistenceMachine<Value: Sendable> {
     @discardableResult
     mutating func transactionFailed(outcomeUnknown: Bool, unkept: StorageError? = nil) -> UInt64 {
         inTransaction = false
-        if outcomeUnknown { forgetWhatItSaw() }
+        if outcomeUnknown { saw(nil) }
         if let unkept { unkeptOutsideData = unkept }
         lastOutcomeNumber += 1
         return lastOutcomeNumber

@@ -35,12 +35,14 @@ extension StatePersistence {
     /// `nil` when the write may go on, or the error that refuses it, and then holds the following writes back too
     /// (see ``PersistenceMachine/unkeptOutsideData``).
     func keepUnseenOutsideDataAside(seen: PersistenceMachine<Value>.SeenData) -> StorageError? {
-        guard let changeDetecting, let now = try? changeDetecting.fingerprint(key: key), seen.isUnseen(now),
-            let data = try? storage.load(key: key),
-            (try? codec.decode(data)) == nil
-        else { return nil }
+        guard let changeDetecting else { return nil }
+        let now = try? changeDetecting.fingerprint(key: key)
+        guard seen.isUnseen(now), let data = try? storage.load(key: key), (try? codec.decode(data)) == nil else {
+            return nil
+        }
         do {
             _ = try storage.setAside(data, from: key)
+            machine.withLock { $0.keptAside(now) }
             return nil
         } catch {
             let held = withheldWrite(because: error)
