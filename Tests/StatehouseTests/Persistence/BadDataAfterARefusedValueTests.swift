@@ -105,7 +105,7 @@ struct BadDataAfterARefusedValueTests {
 
         #expect(storage.contents(of: key) == jsonNumber(50))
         let aside = follower.keptAside.first
-        #expect(aside != nil, "the bytes another process stored were written over without a copy; keys: \(storage.keys)")
+        #expect(aside != nil, "the bytes stored outside were written over without a copy; keys: \(storage.keys)")
         if let aside { #expect(storage.contents(of: aside) == garbage) }
     }
 

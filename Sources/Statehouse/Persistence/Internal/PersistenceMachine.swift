@@ -338,11 +338,11 @@ struct PersistenceMachine<Value: Sendable> {
 
     /// Every transaction of the update failed: the owner did not change. If the last one's outcome is unknown, its
     /// commit may have landed: the next check reads the key again, whatever it holds (a write need not look at it:
-    /// the transaction's transform saw what the key held). `unkept` says why the key
-    /// holds data another process stored that the transaction could neither use nor keep aside: then no write may
-    /// replace it either (see ``Write/keepAsideFirst(_:number:)``), as after a check that found it. Returns the
-    /// number of the update's outcome, taken now: the last try may have failed before its body ran, and outcomes
-    /// numbered during the backoffs came before this one.
+    /// the transaction's transform saw what the key held). `unkept` says why the key holds data another process
+    /// stored that the transaction could neither use nor keep aside: then no write may replace it either (see
+    /// ``Write/keepAsideFirst(_:number:)``), as after a check that found it. Returns the number of the update's
+    /// outcome, taken now: the last try may have failed before its body ran, and outcomes numbered during the
+    /// backoffs came before this one.
     @discardableResult
     mutating func transactionFailed(outcomeUnknown: Bool, unkept: StorageError? = nil) -> UInt64 {
         inTransaction = false

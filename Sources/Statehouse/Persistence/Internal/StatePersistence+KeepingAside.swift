@@ -31,9 +31,10 @@ extension StatePersistence {
     /// was looked at by no check (checks skip the key while a local change is pending, since that change is newer
     /// and replaces any value stored meanwhile). A value is replaced as usual; bytes that do not decode are kept
     /// aside first, as a check would have kept them; what cannot be read holds no bytes to keep, and is written
-    /// over as before. `seen` is what this process knows of the stored bytes, taken with the write's decision. Returns
-    /// `nil` when the write may go on, or the error that refuses it, and then holds the following writes back too
-    /// (see ``PersistenceMachine/unkeptOutsideData``).
+    /// over as before. `seen` is what this process knows of the stored bytes, taken with the write's decision (a
+    /// fingerprint that cannot be read proves nothing: the bytes are looked at). Returns `nil` when the write may go
+    /// on, or the error that refuses it, and then holds the following writes back too (see
+    /// ``PersistenceMachine/unkeptOutsideData``).
     func keepUnseenOutsideDataAside(seen: PersistenceMachine<Value>.SeenData) -> StorageError? {
         guard let changeDetecting else { return nil }
         let now = try? changeDetecting.fingerprint(key: key)
