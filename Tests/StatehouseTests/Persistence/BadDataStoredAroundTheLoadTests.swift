@@ -11,6 +11,14 @@ private func keptAside(_ storage: InMemoryStorage<ContinuousClock>, _ key: Strin
     storage.keys.filter { $0.hasPrefix("\(key).undecodable.") }
 }
 
+/// A container of `key` that does not follow it, on a clock that never ticks: writes wait for `flush()`.
+private func notFollowing(_ key: String, on storage: InMemoryStorage<ContinuousClock>) -> StateContainer<Int> {
+    StateContainer(
+        0, key: key, storage: storage, codec: .json, writes: .coalesced(window: .seconds(1)),
+        externalChanges: .ignore, clock: ManualClock()
+    )
+}
+
 /// Writes 50 through `count` and checks the garbage under `key` was kept aside first: a known issue, `why`.
 private func writeFiftyExpectingACopyOfTheGarbage(
     _ count: StateContainer<Int>, _ storage: InMemoryStorage<ContinuousClock>, _ key: String, knownIssue why: Comment
@@ -37,10 +45,7 @@ struct BadDataStoredAroundTheLoadTests {
         let storage = InMemoryStorage()
         let key = "around-load.container"
         storage.changeOutside(key: key, to: jsonNumber(7))
-        let count = StateContainer(
-            0, key: key, storage: storage, codec: .json, writes: .coalesced(window: .seconds(1)),
-            externalChanges: .ignore, clock: ManualClock()
-        )
+        let count = notFollowing(key, on: storage)
         #expect(count.value == 7)
         storage.changeOutside(key: key, to: garbage)
 
@@ -111,10 +116,7 @@ struct BadDataStoredAroundTheLoadTests {
         let storage = InMemoryStorage()
         let key = "around-load.update"
         storage.changeOutside(key: key, to: garbage)
-        let count = StateContainer(
-            0, key: key, storage: storage, codec: .json, writes: .coalesced(window: .seconds(1)),
-            externalChanges: .ignore, clock: ManualClock()
-        )
+        let count = notFollowing(key, on: storage)
         let keptAtLoad = keptAside(storage, key)
         #expect(keptAtLoad.count == 1, "keys: \(storage.keys)")
 
@@ -132,10 +134,7 @@ struct BadDataStoredAroundTheLoadTests {
         let storage = InMemoryStorage()
         let key = "around-load.lost-answer"
         storage.changeOutside(key: key, to: jsonNumber(5))
-        let count = StateContainer(
-            0, key: key, storage: storage, codec: .json, writes: .coalesced(window: .seconds(1)),
-            externalChanges: .ignore, clock: ManualClock()
-        )
+        let count = notFollowing(key, on: storage)
         storage.inject(.failAfterCommit, into: .transact)
         count.update { $0 += 1 }
         #expect(storage.contents(of: key) == jsonNumber(6))
