@@ -1,0 +1,207 @@
+import Dispatch
+import Foundation
+import NIOCore
+import StatehouseSyncWire
+import Synchronization
+
+/// Who pushed: the client's own name for itself, and the name of the token it showed.
+public struct SyncCaller: Sendable, Equatable {
+    public let client: String
+    public let token: String
+}
+
+/// A hosted store, type-erased so that the server's routes hold stores of any state and action types.
+protocol AnyHostedStore: Sendable {
+    /// Applies the batch in `body`, pushed with the token named `token`.
+    func push(_ body: Data, token: String) async throws(PushFailure) -> PushAnswer
+    func snapshot(client: String) throws(PushFailure) -> Data
+    /// The feed of changes for `client`: a snapshot first unless `lastSeen` is the current cursor, then each change.
+    /// - Returns: The events' bytes (each a whole server-sent event), and what ends them.
+    func follow(client: String, after lastSeen: Int64?) -> (events: AsyncStream<ByteBuffer>, end: @Sendable () -> Void)
+    /// The clients that pushed to this store, for a dashboard.
+    var clientCount: Int { get }
+}
+
+/// One store a ``SyncServer`` hosts: its live state, the pushes applied to it one at a time, and its followers.
+final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: AnyHostedStore {
+    private struct Shared {
+        var live: LiveStore<State, Action>
+        var followers: [UInt64: AsyncStream<ByteBuffer>.Continuation] = [:]
+        var nextFollower: UInt64 = 0
+
+        /// Sends `event` to every follower. One whose buffer is full is cut off rather than skipped: a skipped change
+        /// could carry its client's last handled sequence number, and the client would apply those actions twice. It
+        /// reconnects with the last id it saw and starts again from a snapshot.
+        mutating func publish(_ event: ByteBuffer) {
+            for (id, follower) in followers {
+                if case .dropped = follower.yield(event) {
+                    follower.finish()
+                    followers.removeValue(forKey: id)
+                }
+            }
+        }
+    }
+
+    let name: String
+    private let storage: SyncServerStorage
+    private let reducer: @Sendable (inout State, Action) throws -> Void
+    private let authorize: @Sendable (SyncCaller, Action) -> SyncVerdict
+    private let limits: SyncLimits
+    /// The live state and the followers, under one lock: a follower registers and reads its snapshot in the same
+    /// critical section in which a push publishes, so it neither misses a change nor sees one twice.
+    private let shared: Mutex<Shared>
+    /// Pushes run here one at a time, off the server's event loops (a commit waits for the disk).
+    private let pushes: DispatchQueue
+
+    init(
+        name: String,
+        initialState: State,
+        storage: SyncServerStorage,
+        limits: SyncLimits,
+        reducer: @escaping @Sendable (inout State, Action) throws -> Void,
+        authorize: @escaping @Sendable (SyncCaller, Action) -> SyncVerdict
+    ) throws {
+        self.name = name
+        self.storage = storage
+        self.limits = limits
+        self.reducer = reducer
+        self.authorize = authorize
+        self.pushes = DispatchQueue(label: "statehouse.sync.\(name)")
+        var live = LiveStore<State, Action>(state: initialState, cursor: 0, clients: [:])
+        if let stored = try storage.load(store: name) {
+            live = LiveStore(state: try JSONDecoder().decode(State.self, from: stored.state), cursor: stored.cursor, clients: stored.clients)
+        }
+        self.shared = Mutex(Shared(live: live))
+    }
+
+    var clientCount: Int {
+        shared.withLock { $0.live.clients.count }
+    }
+
+    func push(_ body: Data, token: String) async throws(PushFailure) -> PushAnswer {
+        let request: PushRequest<Action>
+        do {
+            request = try JSONDecoder().decode(PushRequest<Action>.self, from: body)
+        } catch {
+            throw .badRequest("The body is not a batch of this store's actions: \(error)")
+        }
+        guard ClientID.isValid(request.client) else {
+            throw .badRequest("A client names itself with 1 to 64 characters of A-Z a-z 0-9 . _ -.")
+        }
+        let caller = SyncCaller(client: request.client, token: token)
+        guard request.actions.count <= limits.maximumBatch else {
+            throw .tooLarge("A batch holds at most \(limits.maximumBatch) actions.")
+        }
+        let result: Result<PushAnswer, PushFailure> = await withCheckedContinuation { continuation in
+            pushes.async {
+                do throws(PushFailure) {
+                    continuation.resume(returning: .success(try self.apply(request, caller: caller)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Applies, commits, then publishes one push. Runs on ``pushes``, so the live state it starts from is the last
+    /// one committed.
+    private func apply(_ request: PushRequest<Action>, caller: SyncCaller) throws(PushFailure) -> PushAnswer {
+        let live = shared.withLock { $0.live }
+        let outcome = try live.applying(
+            request, authorize: { authorize(caller, $0) }, reducer: reducer
+        )
+        let encoder = Self.encoder
+        var refused = outcome.refused
+        do {
+            if outcome.handledMore {
+                try storage.commit(
+                    CommittedPush(
+                        client: request.client,
+                        state: try encoder.encode(outcome.store.state),
+                        cursor: outcome.store.cursor,
+                        handledThrough: outcome.store.clients[request.client] ?? 0,
+                        applied: try zip((live.cursor + 1)..., outcome.applied).map { cursor, applied in
+                            CommittedPush.Applied(cursor: cursor, seq: applied.seq, action: try encoder.encode(applied.action))
+                        },
+                        refused: outcome.refused.map { ($0.seq, $0.reason) }
+                    ),
+                    store: name
+                )
+            }
+            let handledBefore = live.clients[request.client] ?? 0
+            if let first = request.actions.first?.seq, first <= handledBefore {
+                let replayed = try storage.refusals(
+                    store: name, client: request.client, seqs: first...min(handledBefore, request.actions.last!.seq)
+                )
+                refused = replayed.map { Refusal(seq: $0.seq, reason: $0.reason) } + refused
+            }
+        } catch {
+            throw .unavailable("The server could not store the push: \(error)")
+        }
+        let handledThrough = outcome.store.clients[request.client] ?? 0
+        let event = outcome.applied.isEmpty ? nil : Self.changeEvent(
+            StoreChange(cursor: outcome.store.cursor, state: outcome.store.state, client: request.client, handledThrough: handledThrough)
+        )
+        shared.withLock { shared in
+            shared.live = outcome.store
+            if let event { shared.publish(event) }
+        }
+        return PushAnswer(handledThrough: handledThrough, refused: refused, cursor: outcome.store.cursor)
+    }
+
+    func snapshot(client: String) throws(PushFailure) -> Data {
+        let live = shared.withLock { $0.live }
+        do {
+            return try Self.encoder.encode(
+                StoreSnapshot(cursor: live.cursor, state: live.state, handledThrough: live.clients[client] ?? 0)
+            )
+        } catch {
+            throw .unavailable("The store's state cannot be encoded: \(error)")
+        }
+    }
+
+    func follow(client: String, after lastSeen: Int64?) -> (events: AsyncStream<ByteBuffer>, end: @Sendable () -> Void) {
+        let (events, continuation) = AsyncStream.makeStream(
+            of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(limits.followerBuffer)
+        )
+        let id = shared.withLock { shared in
+            if lastSeen != shared.live.cursor {
+                let live = shared.live
+                continuation.yield(
+                    Self.event(
+                        FeedEvent.snapshot, id: live.cursor,
+                        StoreSnapshot(cursor: live.cursor, state: live.state, handledThrough: live.clients[client] ?? 0)
+                    )
+                )
+            }
+            defer { shared.nextFollower += 1 }
+            shared.followers[shared.nextFollower] = continuation
+            return shared.nextFollower
+        }
+        let end: @Sendable () -> Void = { [weak self] in
+            continuation.finish()
+            _ = self?.shared.withLock { $0.followers.removeValue(forKey: id) }
+        }
+        return (events, end)
+    }
+
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }
+
+    private static func changeEvent(_ change: StoreChange<State>) -> ByteBuffer {
+        event(FeedEvent.change, id: change.cursor, change)
+    }
+
+    /// One server-sent event. JSON without pretty printing is one line, as a `data:` field must be.
+    private static func event(_ name: String, id: Int64, _ payload: some Encodable) -> ByteBuffer {
+        let json = (try? encoder.encode(payload)) ?? Data("{}".utf8)
+        var buffer = ByteBuffer(string: "id: \(id)\nevent: \(name)\ndata: ")
+        buffer.writeBytes(json)
+        buffer.writeString("\n\n")
+        return buffer
+    }
+}

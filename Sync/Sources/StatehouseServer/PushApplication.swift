@@ -1,0 +1,79 @@
+import Foundation
+import StatehouseSyncWire
+
+/// A hosted store's state machine: the state, its cursor, and each client's last handled sequence number, with what
+/// a push does to them. No locks, no I/O: ``HostedStore`` serializes pushes and commits what this computes.
+struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
+    var state: State
+    /// How many actions the store has applied; a feed's event ids.
+    var cursor: Int64
+    var clients: [String: Int64]
+
+    /// What a push did: the store after it, and what to commit and answer. `nil` answer parts mean nothing changed.
+    struct Outcome {
+        var store: LiveStore
+        var applied: [(seq: Int64, action: Action)]
+        var refused: [Refusal]
+        /// Whether the client's sequence number moved: something must be committed.
+        var handledMore: Bool
+    }
+
+    /// Applies the actions of `request` this store has not handled yet, in order, each to a copy of the state so that
+    /// a reducer that throws halfway leaves nothing behind.
+    ///
+    /// - Throws: ``PushFailure`` when the batch is refused whole (nothing changes): sequence numbers that do not rise
+    ///   by one, or a first one past the next expected (a hole: the client lost actions the server never saw).
+    func applying(
+        _ request: PushRequest<Action>,
+        authorize: (Action) -> SyncVerdict,
+        reducer: (inout State, Action) throws -> Void
+    ) throws(PushFailure) -> Outcome {
+        let handled = clients[request.client] ?? 0
+        guard let first = request.actions.first else {
+            return Outcome(store: self, applied: [], refused: [], handledMore: false)
+        }
+        for (earlier, later) in zip(request.actions, request.actions.dropFirst()) where later.seq != earlier.seq + 1 {
+            throw .badRequest("Sequence numbers must rise by one within a batch: \(later.seq) follows \(earlier.seq).")
+        }
+        guard first.seq >= 1 else { throw .badRequest("Sequence numbers start at 1.") }
+        guard first.seq <= handled + 1 else { throw .gap(handledThrough: handled) }
+
+        var next = self
+        var applied: [(seq: Int64, action: Action)] = []
+        var refused: [Refusal] = []
+        for pushed in request.actions where pushed.seq > handled {
+            if case .refuse(let reason) = authorize(pushed.action) {
+                refused.append(Refusal(seq: pushed.seq, reason: reason))
+            } else {
+                var changed = next.state
+                do {
+                    try reducer(&changed, pushed.action)
+                    next.state = changed
+                    next.cursor += 1
+                    applied.append((pushed.seq, pushed.action))
+                } catch {
+                    refused.append(Refusal(seq: pushed.seq, reason: "The reducer refused it: \(error)"))
+                }
+            }
+            next.clients[request.client] = pushed.seq
+        }
+        return Outcome(store: next, applied: applied, refused: refused, handledMore: next.clients[request.client] != clients[request.client])
+    }
+}
+
+/// Why a push was refused whole.
+enum PushFailure: Error, Equatable {
+    case badRequest(String)
+    /// The batch starts past the next sequence number the server expects.
+    case gap(handledThrough: Int64)
+    case tooLarge(String)
+    /// The storage failed; nothing was applied, the client pushes again later.
+    case unavailable(String)
+}
+
+/// What a store's `authorize` hook says of an action.
+public enum SyncVerdict: Sendable, Equatable {
+    case allow
+    /// The action is handled but not applied; the client is told `reason` and drops it.
+    case refuse(String)
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Statehouse
+import StatehouseSyncWire
+import Synchronization
+
+/// The two loops that keep a journal in step with the server: one pushes the outbox, one follows the feed. Both run
+/// until ``stop()``, trying again with back-off whatever fails.
+final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
+    typealias Journal = Store<SyncJournal<State, Action>, SyncStep<State, Action>>
+
+    private let journal: Journal
+    private let connection: SyncConnection
+    private let maximumBatch: Int
+    private let health = Mutex(SyncHealth())
+    let status: StateContainer<SyncStatus>
+    /// Raised when the outbox grows or `syncNow` is asked; the push loop waits on it when it has nothing to push.
+    private let pushWake = WakeSignal()
+    /// Raised by `syncNow` only: between tries, the loops wait for their back-off or for it, not for the outbox to
+    /// grow (offline, each action would be a try).
+    private let pushRetry = WakeSignal()
+    private let feedRetry = WakeSignal()
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+    private let subscription = Mutex<SubscriptionToken?>(nil)
+
+    init(journal: Journal, connection: SyncConnection, maximumBatch: Int = 500) {
+        self.journal = journal
+        self.connection = connection
+        self.maximumBatch = maximumBatch
+        // A key of its own: container keys are unique in a process, and two synced stores may sync one store.
+        self.status = StateContainer(
+            SyncHealth().status(pending: journal.state.pending.count),
+            key: "statehouse.sync.\(connection.store).status.\(UUID().uuidString)"
+        )
+    }
+
+    func start() {
+        let token = journal.subscribe(\.pending.count) { [weak self] _ in
+            self?.pushWake.raise()
+            self?.publishStatus()
+        }
+        subscription.withLock { $0 = token }
+        let pushing = Task { await self.pushLoop() }
+        let following = Task { await self.feedLoop() }
+        tasks.withLock { $0 = [pushing, following] }
+    }
+
+    func stop() {
+        subscription.withLock { $0?.cancel() }
+        for task in tasks.withLock({ $0 }) { task.cancel() }
+    }
+
+    func syncNow() {
+        pushWake.raise()
+        pushRetry.raise()
+        feedRetry.raise()
+    }
+
+    private func update(_ change: (inout SyncHealth) -> Void) {
+        health.withLock { change(&$0) }
+        publishStatus()
+    }
+
+    private func publishStatus() {
+        let status = health.withLock { $0 }.status(pending: journal.state.pending.count)
+        if self.status.value != status { self.status.modify(status) }
+    }
+
+    /// Pushes what the server has not handled yet, a batch at a time, and waits for more when nothing is left.
+    private func pushLoop() async {
+        var backoff = Backoff()
+        // What the server said it handled, so that an action waiting to be seen in its state is not pushed again.
+        // Not saved: after a restart the outbox is pushed again, which the server skips.
+        var handledThrough: Int64 = 0
+        while !Task.isCancelled {
+            let state = journal.state
+            let batch = state.pending.lazy.filter { $0.seq > handledThrough }.prefix(maximumBatch)
+            guard !batch.isEmpty else {
+                await pushWake.wait()
+                continue
+            }
+            do throws(SyncError) {
+                let answer = try await connection.push(client: state.client, Array(batch))
+                handledThrough = answer.handledThrough
+                let refused = state.pending.filter { pushed in answer.refused.contains { $0.seq == pushed.seq } }
+                journal.dispatch(.pushed(answer))
+                update { health in
+                    health.reached()
+                    health.refused = refused.map { pushed in
+                        SyncRefusal(
+                            seq: pushed.seq, action: String(describing: pushed.action),
+                            reason: answer.refused.first { $0.seq == pushed.seq }?.reason ?? ""
+                        )
+                    }
+                }
+                backoff.reset()
+                if answer.cursor > journal.state.cursor { await pull() }
+            } catch {
+                let delay = backoff.next()
+                update { $0.failed(error, retryingIn: delay) }
+                await pushRetry.wait(upTo: delay)
+            }
+        }
+    }
+
+    /// Takes the server's state now, unless the feed brought a newer one first.
+    private func pull() async {
+        do throws(SyncError) {
+            let snapshot = try await connection.pull(client: journal.state.client, as: State.self)
+            journal.dispatch(.snapshot(snapshot, authoritative: false))
+        } catch {
+            // The feed brings the same state; a pull is only a shortcut.
+        }
+    }
+
+    /// Follows the feed from the journal's cursor; reconnects after every end.
+    private func feedLoop() async {
+        var backoff = Backoff()
+        while !Task.isCancelled {
+            let state = journal.state
+            var delivered = false
+            do {
+                var first = true
+                for try await event in connection.feed(client: state.client, after: state.cursor > 0 ? state.cursor : nil) {
+                    guard event != .opened else {
+                        backoff.reset()
+                        update { $0.reached() }
+                        continue
+                    }
+                    take(event, first: first)
+                    first = false
+                    delivered = true
+                }
+                // The server ended the feed (it cut this follower off, or it stops): back at once, unless it ends
+                // every feed before sending anything.
+                if !delivered { await feedRetry.wait(upTo: backoff.next()) }
+            } catch {
+                let failure = error as? SyncError ?? .unreachable("\(error)")
+                let delay = backoff.next()
+                update { $0.failed(failure, retryingIn: delay) }
+                await feedRetry.wait(upTo: delay)
+            }
+        }
+    }
+
+    private func take(_ event: ServerSentEvent, first: Bool) {
+        let decoder = JSONDecoder()
+        let data = Data(event.data.utf8)
+        switch event.name {
+        case FeedEvent.snapshot:
+            guard let snapshot = try? decoder.decode(StoreSnapshot<State>.self, from: data) else { return }
+            journal.dispatch(.snapshot(snapshot, authoritative: first))
+        case FeedEvent.change:
+            guard let change = try? decoder.decode(StoreChange<State>.self, from: data) else { return }
+            journal.dispatch(.change(change))
+        default:
+            break
+        }
+    }
+}

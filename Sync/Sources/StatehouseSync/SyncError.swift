@@ -1,0 +1,42 @@
+/// Why a ``SyncedStore`` cannot sync, or cannot start.
+public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Another ``SyncedStore`` (in this process or another) uses this outbox: two would number their actions alike.
+    case outboxInUse(path: String)
+    /// A store's name is 1 to 64 characters of `A-Z a-z 0-9 . _ -`: it names files in the outbox and a route.
+    case badStoreName(String)
+    /// The outbox's folder cannot be created or locked.
+    case outboxUnusable(path: String, reason: String)
+    /// The server answered with a status that trying again will not change (401, 403, 404, 400, 413 …).
+    case refusedByServer(status: Int, message: String)
+    /// The server cannot be reached, or answered 5xx or garbage: a passing state, tried again with back-off.
+    case unreachable(String)
+
+    public var description: String {
+        switch self {
+        case .outboxInUse(let path):
+            "The outbox \(path) is in use by another synced store; give each its own folder."
+        case .badStoreName(let name):
+            "\(name.debugDescription) cannot name a synced store: use 1 to 64 characters of A-Z a-z 0-9 . _ -."
+        case .outboxUnusable(let path, let reason):
+            "The outbox \(path) cannot be used: \(reason)"
+        case .refusedByServer(let status, let message):
+            "The server refused the request (\(status)): \(message)\(Self.advice(for: status))"
+        case .unreachable(let reason):
+            "The server cannot be reached: \(reason)"
+        }
+    }
+
+    /// Whether trying again may help.
+    var isPassing: Bool {
+        if case .unreachable = self { true } else { false }
+    }
+
+    private static func advice(for status: Int) -> String {
+        switch status {
+        case 401: " Check the token."
+        case 403: " The token may not use this store: ask for one that may."
+        case 404: " The server does not host this store: check its name."
+        default: ""
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Statehouse
+import StatehouseSyncWire
+
+/// Everything a ``SyncedStore`` keeps in its outbox, saved as one value so that a crash never separates the state
+/// from the actions it holds: the server's state as last seen (`confirmed`, at `cursor`), the actions not yet seen in
+/// it (`pending`), and the state the app sees (`local`): `confirmed` with `pending` applied again.
+struct SyncJournal<State: Codable & Sendable, Action: Codable & Sendable>: Codable, Sendable {
+    /// This outbox's name on the server, made once.
+    var client: String
+    var confirmed: State
+    var cursor: Int64
+    var nextSeq: Int64 = 1
+    var pending: [PushedAction<Action>] = []
+    var local: State
+
+    init(client: String, initialState: State) {
+        self.client = client
+        self.confirmed = initialState
+        self.cursor = 0
+        self.local = initialState
+    }
+}
+
+/// What changes a journal: an app's action, or news from the server.
+enum SyncStep<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
+    case local(Action)
+    /// The server's state; `authoritative` for the first event of a feed (taken even if its cursor is lower: the
+    /// server's database was replaced), not for a pull, which may be overtaken by the feed.
+    case snapshot(StoreSnapshot<State>, authoritative: Bool)
+    case change(StoreChange<State>)
+    /// A push's answer: its refused actions leave the outbox.
+    case pushed(PushAnswer)
+}
+
+extension SyncJournal {
+    /// The journal's reducer, around the app's: an app's action is applied at once and queued; news from the server
+    /// replaces `confirmed`, drops the actions it holds, and applies the rest again (their effects ran already: only
+    /// the state changes are kept).
+    static func reducer(
+        _ app: @escaping @Sendable (inout State, Action) -> Effect<Action>
+    ) -> @Sendable (inout SyncJournal, SyncStep<State, Action>) -> Effect<SyncStep<State, Action>> {
+        { journal, step in
+            switch step {
+            case .local(let action):
+                let effect = app(&journal.local, action)
+                journal.pending.append(PushedAction(seq: journal.nextSeq, action: action))
+                journal.nextSeq += 1
+                return effect.map { .local($0) }
+            case .snapshot(let snapshot, let authoritative):
+                guard authoritative || snapshot.cursor >= journal.cursor else { return .none }
+                journal.confirm(snapshot.state, at: snapshot.cursor, handledThrough: snapshot.handledThrough, app)
+            case .change(let change):
+                guard change.cursor > journal.cursor else { return .none }
+                let handled = change.client == journal.client ? change.handledThrough : 0
+                journal.confirm(change.state, at: change.cursor, handledThrough: handled, app)
+            case .pushed(let answer):
+                let refused = Set(answer.refused.map(\.seq))
+                guard journal.pending.contains(where: { refused.contains($0.seq) }) else { return .none }
+                journal.pending.removeAll { refused.contains($0.seq) }
+                journal.rebase(app)
+            }
+            return .none
+        }
+    }
+
+    private mutating func confirm(
+        _ state: State, at cursor: Int64, handledThrough: Int64, _ app: (inout State, Action) -> Effect<Action>
+    ) {
+        confirmed = state
+        self.cursor = cursor
+        pending.removeAll { $0.seq <= handledThrough }
+        rebase(app)
+    }
+
+    private mutating func rebase(_ app: (inout State, Action) -> Effect<Action>) {
+        var state = confirmed
+        for queued in pending { _ = app(&state, queued.action) }
+        local = state
+    }
+}

@@ -1,0 +1,36 @@
+/// A store's state as the server holds it: `GET /stores/{name}`, and the `snapshot` event that starts a feed.
+///
+/// `handledThrough` is the asking client's: every one of its actions up to it is in `state` or was refused.
+public struct StoreSnapshot<State: Codable & Sendable>: Codable, Sendable {
+    public var cursor: Int64
+    public var state: State
+    public var handledThrough: Int64
+
+    public init(cursor: Int64, state: State, handledThrough: Int64) {
+        self.cursor = cursor
+        self.state = state
+        self.handledThrough = handledThrough
+    }
+}
+
+/// A `change` event of a store's feed: the state after one push, and how far that push handled its client's
+/// actions. Its cursor is the event's `id:`, which a reconnecting client sends back as `Last-Event-ID`.
+public struct StoreChange<State: Codable & Sendable>: Codable, Sendable {
+    public var cursor: Int64
+    public var state: State
+    public var client: String
+    public var handledThrough: Int64
+
+    public init(cursor: Int64, state: State, client: String, handledThrough: Int64) {
+        self.cursor = cursor
+        self.state = state
+        self.client = client
+        self.handledThrough = handledThrough
+    }
+}
+
+/// The names of a feed's events, as they follow `event:`.
+public enum FeedEvent {
+    public static let snapshot = "snapshot"
+    public static let change = "change"
+}

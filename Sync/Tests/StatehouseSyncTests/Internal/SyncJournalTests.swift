@@ -1,0 +1,63 @@
+import Statehouse
+@testable import StatehouseSync
+import StatehouseSyncWire
+import Testing
+
+/// The journal's rules without threads or network: the app sees the server's state with its pending actions
+/// applied again, and an action leaves the outbox only once the server's state holds it or the server refused it.
+@Suite struct SyncJournalTests {
+    private let reduce = SyncJournal<Tracker, TrackerAction>.reducer { state, action in
+        trackerReducer(&state, action)
+        return .none
+    }
+
+    private func journal(_ steps: [SyncStep<Tracker, TrackerAction>]) -> SyncJournal<Tracker, TrackerAction> {
+        var journal = SyncJournal<Tracker, TrackerAction>(client: "me", initialState: Tracker())
+        for step in steps { _ = reduce(&journal, step) }
+        return journal
+    }
+
+    @Test func aLocalActionAppliesAtOnceAndIsQueuedWithTheNextNumber() {
+        let journal = journal([.local(.count(1)), .local(.add("a"))])
+        #expect(journal.local == Tracker(entries: ["a"], total: 1))
+        #expect(journal.confirmed == Tracker())
+        #expect(journal.pending.map(\.seq) == [1, 2] && journal.nextSeq == 3)
+    }
+
+    @Test func anotherClientsChangeIsRebasedUnderThePendingActions() {
+        let other = StoreChange(cursor: 1, state: Tracker(entries: ["theirs"]), client: "them", handledThrough: 1)
+        let journal = journal([.local(.add("mine")), .change(other)])
+        #expect(journal.local.entries == ["theirs", "mine"])
+        #expect(journal.pending.count == 1)
+    }
+
+    @Test func ownActionsLeaveTheOutboxWhenTheServersStateHoldsThemNotWhenThePushIsAnswered() {
+        var steps: [SyncStep<Tracker, TrackerAction>] = [.local(.count(1)), .local(.count(2))]
+        steps.append(.pushed(PushAnswer(handledThrough: 2, refused: [], cursor: 2)))
+        #expect(journal(steps).pending.count == 2)
+        steps.append(.change(StoreChange(cursor: 1, state: Tracker(total: 1), client: "me", handledThrough: 1)))
+        let partly = journal(steps)
+        #expect(partly.pending.map(\.seq) == [2] && partly.local.total == 3)
+        steps.append(.change(StoreChange(cursor: 2, state: Tracker(total: 3), client: "me", handledThrough: 2)))
+        let done = journal(steps)
+        #expect(done.pending.isEmpty && done.local.total == 3 && done.cursor == 2)
+    }
+
+    @Test func aRefusedActionLeavesTheOutboxAndTheState() {
+        let journal = journal([
+            .local(.add("a")), .local(.forbidden), .local(.add("b")),
+            .pushed(PushAnswer(handledThrough: 3, refused: [Refusal(seq: 1, reason: "no")], cursor: 1)),
+        ])
+        #expect(journal.pending.map(\.seq) == [2, 3])
+        #expect(journal.local.entries == ["b"])
+    }
+
+    /// Events from an older connection, or a pull overtaken by the feed, never take the state back.
+    @Test func anOlderChangeOrPullIsIgnoredButAFeedsFirstSnapshotIsTaken() {
+        let newer = StoreChange(cursor: 5, state: Tracker(total: 5), client: "them", handledThrough: 1)
+        let older = StoreChange(cursor: 4, state: Tracker(total: 4), client: "them", handledThrough: 1)
+        let pulled = StoreSnapshot(cursor: 3, state: Tracker(total: 3), handledThrough: 0)
+        #expect(journal([.change(newer), .change(older), .snapshot(pulled, authoritative: false)]).local.total == 5)
+        #expect(journal([.change(newer), .snapshot(pulled, authoritative: true)]).local.total == 3)
+    }
+}

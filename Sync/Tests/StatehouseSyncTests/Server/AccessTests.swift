@@ -1,0 +1,72 @@
+import Foundation
+import StatehouseServer
+import StatehouseSyncWire
+import Testing
+
+/// Every route but `/openapi.json` needs a token, and a token reaches only the stores it was granted.
+@Suite struct AccessTests {
+    @Test func noTokenOrAnUnknownOneIs401() async throws {
+        try await withRunningServer(try Fixture.server()) { server async throws in
+            for token in [nil, Fixture.unknown, ""] {
+                let answer = try await server.request("GET", "stores/tracker?client=a", token: token)
+                #expect(answer.status == 401)
+                #expect(answer.headers["www-authenticate"] == "Bearer")
+                let push = try await server.push([(1, .count(1))], token: token ?? "")
+                #expect(push.status == 401)
+            }
+            #expect(try await server.snapshot().cursor == 0)
+        }
+    }
+
+    @Test func aTokenOfAnotherStoreOrAReadOnlyOneThatPushesIs403() async throws {
+        try await withRunningServer(try Fixture.server()) { server async throws in
+            #expect(try await server.request("GET", "stores/tracker?client=a", token: Fixture.other).status == 403)
+            #expect(try await server.request("GET", "stores/tracker/events?client=a", token: Fixture.other).status == 403)
+            #expect(try await server.push([(1, .count(1))], token: Fixture.other).status == 403)
+            #expect(try await server.push([(1, .count(1))], token: Fixture.reader).status == 403)
+            #expect(try await server.request("GET", "stores/tracker?client=a", token: Fixture.reader).status == 200)
+            #expect(try await server.snapshot().cursor == 0)
+        }
+    }
+
+    @Test func aStoreNotHostedIs404ForATokenThatMayReadEverything() async throws {
+        let server = SyncServer(
+            storage: try .inMemory(), tokens: try SyncTokens([.everything(name: "admin", token: Fixture.writer)])
+        )
+        try await withRunningServer(server) { server async throws in
+            let answer = try await server.request("GET", "stores/nothing?client=a")
+            #expect(answer.status == 404)
+            #expect(try answer.decoded(ErrorAnswer.self).error.contains("nothing"))
+        }
+    }
+
+    @Test func theProtocolsDocumentNeedsNoToken() async throws {
+        try await withRunningServer(try Fixture.server()) { server async throws in
+            let answer = try await server.request("GET", "openapi.json", token: nil)
+            #expect(answer.status == 200)
+            let document = try JSONSerialization.jsonObject(with: answer.body) as? [String: Any]
+            #expect(document?["openapi"] as? String == "3.1.0")
+        }
+    }
+
+    @Test func aShortTokenOrABadDigestIsRefusedWhenTheServerIsMade() {
+        #expect(throws: SyncServerError.weakToken("short")) {
+            try SyncTokens([SyncGrant(name: "short", token: "0123456789")])
+        }
+        #expect(throws: SyncServerError.badDigest("bad")) {
+            try SyncTokens(digests: [(hex: "abc", grant: SyncGrant(name: "bad", token: ""))])
+        }
+    }
+
+    @Test func aTokenKnownByItsDigestOnlyIsAccepted() async throws {
+        let tokens = try SyncTokens(digests: [
+            (hex: SyncGrant.digestHex(of: Fixture.writer), grant: SyncGrant(name: "writer", token: "", stores: ["tracker": .readWrite]))
+        ])
+        let server = SyncServer(storage: try .inMemory(), tokens: tokens)
+        server.host(store: "tracker", initialState: Tracker(), reducer: serverReducer)
+        try await withRunningServer(server) { server async throws in
+            #expect(try await server.push([(1, .count(1))]).status == 200)
+            #expect(try await server.push([(2, .count(1))], token: Fixture.reader).status == 401)
+        }
+    }
+}
