@@ -46,10 +46,30 @@ let package = Package(
             ],
             resources: [.copy("openapi.json")]
         ),
+        // The store the tests sync, its reducers and tokens, shared with the helper processes.
+        .target(
+            name: "SyncFixtures",
+            dependencies: ["StatehouseServer", .product(name: "Statehouse", package: "Statehouse")],
+            path: "Tests/SyncFixtures"
+        ),
+        // The other processes of the tests that kill a server or an app mid-push.
+        .executableTarget(
+            name: "StatehouseSyncServerWorker",
+            dependencies: [
+                "StatehouseServer", "SyncFixtures", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "StatehouseSyncClientWorker",
+            dependencies: ["StatehouseSync", "SyncFixtures", .product(name: "Statehouse", package: "Statehouse")]
+        ),
         .testTarget(
             name: "StatehouseSyncTests",
             dependencies: [
-                "StatehouseSync", "StatehouseServer", "StatehouseSyncWire",
+                "StatehouseSync", "StatehouseServer", "StatehouseSyncWire", "SyncFixtures",
+                "StatehouseSyncServerWorker", "StatehouseSyncClientWorker",
                 .product(name: "Statehouse", package: "Statehouse"),
                 .product(name: "_StatehouseTestSupport", package: "Statehouse"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -20,6 +20,8 @@ protocol AnyHostedStore: Sendable {
     func follow(client: String, after lastSeen: Int64?) -> (events: AsyncStream<ByteBuffer>, end: @Sendable () -> Void)
     /// The clients that pushed to this store, for a dashboard.
     var clientCount: Int { get }
+    /// The feeds open now.
+    var followerCount: Int { get }
 }
 
 /// One store a ``SyncServer`` hosts: its live state, the pushes applied to it one at a time, and its followers.
@@ -76,6 +78,10 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
 
     var clientCount: Int {
         shared.withLock { $0.live.clients.count }
+    }
+
+    var followerCount: Int {
+        shared.withLock { $0.followers.count }
     }
 
     func push(_ body: Data, token: String) async throws(PushFailure) -> PushAnswer {

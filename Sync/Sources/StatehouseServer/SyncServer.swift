@@ -79,8 +79,17 @@ public final class SyncServer: Sendable {
 
     /// The clients that ever pushed to each hosted store.
     public var clientCounts: [String: Int] {
+        stores.mapValues(\.clientCount)
+    }
+
+    /// The feeds open now on each hosted store.
+    public var followerCounts: [String: Int] {
+        stores.mapValues(\.followerCount)
+    }
+
+    private var stores: [String: any AnyHostedStore] {
         hosted.withLock { $0 }.compactMapValues { hosting in
-            if case .store(let store) = hosting { store.clientCount } else { nil }
+            if case .store(let store) = hosting { store } else { nil }
         }
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import StatehouseSyncWire
 import Synchronization
@@ -67,19 +68,27 @@ struct SyncConnection: Sendable {
     private func send<Answer: Decodable>(_ request: URLRequest, as type: Answer.Type) async throws(SyncError) -> Answer {
         var request = request
         authorize(&request)
-        let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await session.data(for: request)
-        } catch {
-            throw .unreachable(error.localizedDescription)
-        }
+        let (data, response, failure) = await exchange(request)
+        if let failure { throw .unreachable(failure.localizedDescription) }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard status == 200 else { throw Self.failure(status: status, body: data) }
         do {
             return try JSONDecoder().decode(Answer.self, from: data)
         } catch {
             throw .unreachable("The server's answer is not the protocol's: \(error)")
+        }
+    }
+
+    /// The request's answer, through a completion handler rather than `URLSession.data(for:)`: with
+    /// FoundationNetworking, cancelling the task that awaits `data(for:)` cancels the request under the task's
+    /// cancellation lock, while the session's queue, finishing the same request, waits for that lock to resume it:
+    /// a deadlock (seen when a synced store stopped mid-push). Not cancelled, a request ends by itself, within its
+    /// timeout.
+    private func exchange(_ request: URLRequest) async -> (Data, URLResponse?, (any Error)?) {
+        await withCheckedContinuation { continuation in
+            session.dataTask(with: request) { data, response, error in
+                continuation.resume(returning: (data ?? Data(), response, error))
+            }.resume()
         }
     }
 
@@ -112,9 +121,14 @@ private final class EventStreamTask: NSObject, URLSessionDataDelegate, Sendable 
         // The session keeps its delegate until it is invalidated, which ends the task too.
         let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         let task = session.dataTask(with: request)
+        // Later, on another thread: the stream ends when the task reading it is cancelled, under that task's
+        // cancellation lock, and cancelling waits for the session's queue, which may be waiting for that lock to
+        // deliver the last bytes (see `SyncConnection.exchange`).
         continuation.onTermination = { _ in
-            task.cancel()
-            session.invalidateAndCancel()
+            DispatchQueue.global().async {
+                task.cancel()
+                session.invalidateAndCancel()
+            }
         }
         task.resume()
         return events

@@ -4,6 +4,7 @@ import StatehouseServer
 import StatehouseSync
 import StatehouseSyncWire
 import StatehouseTestSupport
+import SyncFixtures
 import Testing
 
 /// A synced store works at once and offline, and ends with the server's state, every action applied once.

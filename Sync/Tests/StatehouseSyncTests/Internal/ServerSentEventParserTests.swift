@@ -1,4 +1,5 @@
 @testable import StatehouseSync
+import SyncFixtures
 import Testing
 
 /// The client reads server-sent events as the HTML standard cuts them, whatever the chunks the network brings.

@@ -1,6 +1,7 @@
 import Statehouse
 @testable import StatehouseSync
 import StatehouseSyncWire
+import SyncFixtures
 import Testing
 
 /// The journal's rules without threads or network: the app sees the server's state with its pending actions

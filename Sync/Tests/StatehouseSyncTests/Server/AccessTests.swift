@@ -1,6 +1,7 @@
 import Foundation
 import StatehouseServer
 import StatehouseSyncWire
+import SyncFixtures
 import Testing
 
 /// Every route but `/openapi.json` needs a token, and a token reaches only the stores it was granted.

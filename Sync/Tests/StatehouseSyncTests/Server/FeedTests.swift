@@ -2,6 +2,8 @@ import Foundation
 import StatehouseServer
 @testable import StatehouseSync
 import StatehouseSyncWire
+import StatehouseTestSupport
+import SyncFixtures
 import Testing
 
 /// A store's feed starts with a snapshot, sends a change after every push that applied something, and resumes
@@ -40,9 +42,13 @@ import Testing
 
     /// Resumed at the cursor it last saw, a feed sends no snapshot, only what came after.
     @Test func aFeedResumedAtTheCurrentCursorRepeatsNothing() async throws {
-        try await withRunningServer(try Fixture.server()) { server async throws in
+        let syncServer = try Fixture.server()
+        try await withRunningServer(syncServer) { server async throws in
             _ = try await server.push([(1, .count(1)), (2, .count(1))])
             var events = feed(server, after: 2)
+            // Pushed once the server follows for this feed: pushed before, the feed would rightly start with a
+            // snapshot at 3.
+            #expect(await eventually { syncServer.followerCounts["tracker"] == 1 })
             _ = try await server.push([(3, .count(1))])
             let event = try #require(try await next(&events))
             #expect(event.name == "change" && event.id == "3")

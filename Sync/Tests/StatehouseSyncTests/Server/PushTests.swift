@@ -1,6 +1,7 @@
 import Foundation
 import StatehouseServer
 import StatehouseSyncWire
+import SyncFixtures
 import Testing
 
 /// A pushed action is applied once, in its client's order; a batch the server cannot take whole changes nothing.

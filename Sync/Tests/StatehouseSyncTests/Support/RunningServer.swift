@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import ServiceLifecycle
 import StatehouseServer
+import SyncFixtures
 import Synchronization
 
 /// A ``SyncServer`` listening on loopback for one test: started on the port asked (0: any free one), stopped by

@@ -1,43 +1,11 @@
 import Foundation
 import StatehouseServer
 import StatehouseSyncWire
+import SyncFixtures
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-
-/// Tokens and servers the tests share.
-enum Fixture {
-    static let writer = "writer-token-0123456789abcdef"
-    static let reader = "reader-token-0123456789abcdef"
-    static let other = "other-store-token-0123456789ab"
-    static let unknown = "unknown-token-0123456789abcdef"
-
-    static func tokens() throws -> SyncTokens {
-        try SyncTokens([
-            SyncGrant(name: "writer", token: writer, stores: ["tracker": .readWrite]),
-            SyncGrant(name: "reader", token: reader, stores: ["tracker": .read]),
-            SyncGrant(name: "other", token: other, stores: ["other": .readWrite]),
-        ])
-    }
-
-    /// A server hosting `tracker`, whose `authorize` refuses ``TrackerAction/forbidden`` and whose reducer throws on
-    /// ``TrackerAction/impossible``.
-    static func server(storage: SyncServerStorage? = nil, limits: SyncLimits = SyncLimits()) throws -> SyncServer {
-        let server = SyncServer(storage: try storage ?? .inMemory(), tokens: try tokens(), limits: limits)
-        server.host(
-            store: "tracker", initialState: Tracker(), reducer: serverReducer,
-            authorize: { _, action in action == .forbidden ? .refuse("forbidden here") : .allow }
-        )
-        return server
-    }
-
-    static func temporaryFolder() -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("statehouse-sync-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-}
 
 /// One HTTP exchange with a running server, as any client would have it.
 struct Exchange {

@@ -1,0 +1,24 @@
+// The tests' sync server in a process of its own, for the tests that kill it mid-push and for the schemathesis run:
+// `StatehouseSyncServerWorker DATABASE PORT` hosts the tracker fixture on the SQLite file DATABASE, prints
+// "listening PORT" once it listens, and stops gracefully on SIGTERM.
+import Foundation
+import Hummingbird
+import ServiceLifecycle
+import StatehouseServer
+import UnixSignals
+import SyncFixtures
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let port = Int(arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: StatehouseSyncServerWorker DATABASE PORT\n".utf8))
+    exit(2)
+}
+let server = try Fixture.server(storage: .sqlite(path: arguments[1]))
+let application = server.application(port: port) { port in
+    FileHandle.standardOutput.write(Data("listening \(port)\n".utf8))
+}
+try await ServiceGroup(
+    configuration: ServiceGroupConfiguration(
+        services: [application], gracefulShutdownSignals: [.sigterm], logger: application.logger
+    )
+).run()

@@ -1,0 +1,63 @@
+import Foundation
+import StatehouseTestSupport
+import Synchronization
+
+/// Another process of a test: one of this package's worker executables, its output read line by line as it comes,
+/// killed (SIGKILL) when the test says so or when it is let go.
+final class HelperProcess: Sendable {
+    private let process: Process
+    private let output = Mutex<[String]>([])
+
+    init(_ name: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = helperExecutable(named: name)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        self.process = process
+        let reader = pipe.fileHandleForReading
+        try process.run()
+        // A thread of its own: reading blocks until the process writes or ends.
+        Thread.detachNewThread { [weak self] in
+            var pending = Data()
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { return }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...newline)
+                    self?.output.withLock { $0.append(line) }
+                }
+            }
+        }
+    }
+
+    deinit {
+        kill()
+    }
+
+    var lines: [String] {
+        output.withLock { $0 }
+    }
+
+    /// Waits for a line that `matches`, and returns it; `nil` if the process ended or the deadline passed first.
+    func line(where matches: @escaping (String) -> Bool) async -> String? {
+        var found: String?
+        _ = await eventually {
+            found = lines.first(where: matches)
+            return found != nil || !process.isRunning
+        }
+        return found ?? lines.first(where: matches)
+    }
+
+    func kill() {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// Waits for the process to end, and returns its exit status (`nil` if a signal ended it).
+    func exitStatus() async -> Int32? {
+        _ = await eventually { !process.isRunning }
+        return process.terminationReason == .exit ? process.terminationStatus : nil
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import StatehouseServer
+
+/// Tokens and servers the tests and their helper processes share.
+public enum Fixture {
+    public static let writer = "writer-token-0123456789abcdef"
+    public static let reader = "reader-token-0123456789abcdef"
+    public static let other = "other-store-token-0123456789ab"
+    public static let unknown = "unknown-token-0123456789abcdef"
+
+    public static func tokens() throws -> SyncTokens {
+        try SyncTokens([
+            SyncGrant(name: "writer", token: writer, stores: ["tracker": .readWrite]),
+            SyncGrant(name: "reader", token: reader, stores: ["tracker": .read]),
+            SyncGrant(name: "other", token: other, stores: ["other": .readWrite]),
+        ])
+    }
+
+    /// A server hosting `tracker`, whose `authorize` refuses ``TrackerAction/forbidden`` and whose reducer throws on
+    /// ``TrackerAction/impossible``.
+    public static func server(storage: SyncServerStorage? = nil, limits: SyncLimits = SyncLimits()) throws -> SyncServer {
+        let server = SyncServer(storage: try storage ?? .inMemory(), tokens: try tokens(), limits: limits)
+        server.host(
+            store: "tracker", initialState: Tracker(), reducer: serverReducer,
+            authorize: { _, action in action == .forbidden ? .refuse("forbidden here") : .allow }
+        )
+        return server
+    }
+
+    public static func temporaryFolder() -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("statehouse-sync-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
