@@ -40,7 +40,10 @@ extension SyncServer {
     /// A server on its own: the sync routes on `host:port`, loopback by default so that nothing outside this machine
     /// reaches it until you say so (behind a TLS-terminating proxy, say; see the package's README).
     ///
-    /// - Parameter onListening: Called with the port once the server listens (the one the system chose, for port 0).
+    /// - Parameters:
+    ///   - host: The address to listen on.
+    ///   - port: The port to listen on; 0 lets the system choose one.
+    ///   - onListening: Called with the port once the server listens (the one the system chose, for port 0).
     public func application(
         host: String = "127.0.0.1", port: Int = 8090, onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) -> some ApplicationProtocol {

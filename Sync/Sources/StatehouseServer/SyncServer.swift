@@ -39,6 +39,7 @@ public final class SyncServer: Sendable {
     ///
     /// - Parameters:
     ///   - name: The store's name in the routes (`/stores/{name}`).
+    ///   - initialState: The state before the first push, when the storage holds none.
     ///   - reducer: The app's reducer. One that throws refuses the action: it is handled, not applied, and the client
     ///     is told why.
     ///   - authorize: Asked before each action is applied; a refusal is reported to the client as the reducer's is.

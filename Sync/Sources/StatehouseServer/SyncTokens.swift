@@ -24,7 +24,7 @@ public struct SyncTokens: Sendable {
         self.kept = kept
     }
 
-    /// Tokens from their digests (``SyncGrant/digestHex``), for a server that must not hold the tokens themselves.
+    /// Tokens from their digests (``SyncGrant/digestHex(of:)``), for a server that must not hold the tokens themselves.
     public init(digests: [(hex: String, grant: SyncGrant)]) throws(SyncServerError) {
         var kept: [Kept] = []
         for (hex, grant) in digests {
