@@ -115,7 +115,7 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
     private func apply(_ request: PushRequest<Action>, caller: SyncCaller) throws(PushFailure) -> PushAnswer {
         let live = shared.withLock { $0.live }
         let outcome = try live.applying(
-            request, authorize: { authorize(caller, $0) }, reducer: reducer
+            request, maximumClients: limits.maximumClients, authorize: { authorize(caller, $0) }, reducer: reducer
         )
         let encoder = Self.encoder
         var refused = outcome.refused

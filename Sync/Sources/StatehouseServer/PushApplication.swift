@@ -25,12 +25,16 @@ struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendabl
     ///   by one, or a first one past the next expected (a hole: the client lost actions the server never saw).
     func applying(
         _ request: PushRequest<Action>,
+        maximumClients: Int,
         authorize: (Action) -> SyncVerdict,
         reducer: (inout State, Action) throws -> Void
     ) throws(PushFailure) -> Outcome {
         let handled = clients[request.client] ?? 0
         guard let first = request.actions.first else {
             return Outcome(store: self, applied: [], refused: [], handledMore: false)
+        }
+        guard clients[request.client] != nil || clients.count < maximumClients else {
+            throw .tooManyClients("The store keeps at most \(maximumClients) clients.")
         }
         for (earlier, later) in zip(request.actions, request.actions.dropFirst()) where later.seq != earlier.seq + 1 {
             throw .badRequest("Sequence numbers must rise by one within a batch: \(later.seq) follows \(earlier.seq).")
@@ -67,6 +71,8 @@ enum PushFailure: Error, Equatable {
     /// The batch starts past the next sequence number the server expects.
     case gap(handledThrough: Int64)
     case tooLarge(String)
+    /// A new client, past ``SyncLimits/maximumClients``.
+    case tooManyClients(String)
     /// The storage failed; nothing was applied, the client pushes again later.
     case unavailable(String)
 }

@@ -181,6 +181,7 @@ extension PushFailure {
                 handledThrough: handled
             )
         case .tooLarge(let message): .status(.contentTooLarge, message)
+        case .tooManyClients(let message): .status(.tooManyRequests, message)
         case .unavailable(let message): .status(.serviceUnavailable, message)
         }
     }

@@ -71,6 +71,19 @@ import Testing
         }
     }
 
+    /// The server keeps a sequence number per client name: past its limit a new name is refused, known ones go on.
+    @Test func aNewClientPastTheLimitIsRefusedAndKnownOnesGoOn() async throws {
+        try await withRunningServer(try Fixture.server(limits: SyncLimits(maximumClients: 2))) { server async throws in
+            #expect(try await server.push(client: "one", [(1, .count(1))]).status == 200)
+            #expect(try await server.push(client: "two", [(1, .count(1))]).status == 200)
+            let third = try await server.push(client: "three", [(1, .count(1))])
+            #expect(third.status == 429)
+            #expect(try third.decoded(ErrorAnswer.self).error.contains("2 clients"))
+            #expect(try await server.push(client: "one", [(2, .count(1))]).status == 200)
+            #expect(try await server.snapshot().state.total == 3)
+        }
+    }
+
     /// Refused actions are handled (the client drops them) but not applied, and a batch pushed again reports them
     /// again; a reducer that throws halfway leaves nothing of its work behind.
     @Test func refusedActionsAreHandledNotAppliedAndReportedAgain() async throws {
