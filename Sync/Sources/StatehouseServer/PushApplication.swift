@@ -36,10 +36,13 @@ struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendabl
         guard clients[request.client] != nil || clients.count < maximumClients else {
             throw .tooManyClients("The store keeps at most \(maximumClients) clients.")
         }
+        // Checked first, so that the next check's `+ 1` cannot overflow on a number a client made up.
+        guard request.actions.allSatisfy({ (1..<Int64.max).contains($0.seq) }) else {
+            throw .badRequest("Sequence numbers are whole numbers from 1 to \(Int64.max - 1).")
+        }
         for (earlier, later) in zip(request.actions, request.actions.dropFirst()) where later.seq != earlier.seq + 1 {
             throw .badRequest("Sequence numbers must rise by one within a batch: \(later.seq) follows \(earlier.seq).")
         }
-        guard first.seq >= 1 else { throw .badRequest("Sequence numbers start at 1.") }
         guard first.seq <= handled + 1 else { throw .gap(handledThrough: handled) }
 
         var next = self

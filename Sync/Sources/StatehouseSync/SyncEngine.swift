@@ -106,7 +106,7 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
     private func pull() async {
         do throws(SyncError) {
             let snapshot = try await connection.pull(client: journal.state.client, as: State.self)
-            journal.dispatch(.snapshot(snapshot, authoritative: false))
+            journal.dispatch(.snapshot(snapshot))
         } catch {
             // The feed brings the same state; a pull is only a shortcut.
         }
@@ -119,15 +119,13 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
             let state = journal.state
             var delivered = false
             do {
-                var first = true
                 for try await event in connection.feed(client: state.client, after: state.cursor > 0 ? state.cursor : nil) {
                     guard event != .opened else {
                         backoff.reset()
                         update { $0.reached() }
                         continue
                     }
-                    take(event, first: first)
-                    first = false
+                    take(event)
                     delivered = true
                 }
                 // The server ended the feed (it cut this follower off, or it stops): back at once, unless it ends
@@ -142,13 +140,13 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
         }
     }
 
-    private func take(_ event: ServerSentEvent, first: Bool) {
+    private func take(_ event: ServerSentEvent) {
         let decoder = JSONDecoder()
         let data = Data(event.data.utf8)
         switch event.name {
         case FeedEvent.snapshot:
             guard let snapshot = try? decoder.decode(StoreSnapshot<State>.self, from: data) else { return }
-            journal.dispatch(.snapshot(snapshot, authoritative: first))
+            journal.dispatch(.snapshot(snapshot))
         case FeedEvent.change:
             guard let change = try? decoder.decode(StoreChange<State>.self, from: data) else { return }
             journal.dispatch(.change(change))

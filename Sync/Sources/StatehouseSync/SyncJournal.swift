@@ -24,9 +24,9 @@ struct SyncJournal<State: Codable & Sendable, Action: Codable & Sendable>: Codab
 /// What changes a journal: an app's action, or news from the server.
 enum SyncStep<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
     case local(Action)
-    /// The server's state; `authoritative` for the first event of a feed (taken even if its cursor is lower: the
-    /// server's database was replaced), not for a pull, which may be overtaken by the feed.
-    case snapshot(StoreSnapshot<State>, authoritative: Bool)
+    /// The server's state, from a pull or at the start of a feed. Taken only if its cursor is not behind the
+    /// journal's: a pull and a feed are two connections, and either may bring an older state after a newer one.
+    case snapshot(StoreSnapshot<State>)
     case change(StoreChange<State>)
     /// A push's answer: its refused actions leave the outbox.
     case pushed(PushAnswer)
@@ -46,8 +46,8 @@ extension SyncJournal {
                 journal.pending.append(PushedAction(seq: journal.nextSeq, action: action))
                 journal.nextSeq += 1
                 return effect.map { .local($0) }
-            case .snapshot(let snapshot, let authoritative):
-                guard authoritative || snapshot.cursor >= journal.cursor else { return .none }
+            case .snapshot(let snapshot):
+                guard snapshot.cursor >= journal.cursor else { return .none }
                 journal.confirm(snapshot.state, at: snapshot.cursor, handledThrough: snapshot.handledThrough, app)
             case .change(let change):
                 guard change.cursor > journal.cursor else { return .none }

@@ -44,6 +44,8 @@ import Testing
         #"{"client": "client-a", "actions": [{"seq": 1, "action": {"add": {"_0": "a"}}}, {"seq": 3, "action": {"count": {"_0": 1}}}]}"#,
         #"{"client": "client-a", "actions": [{"seq": 2, "action": {"count": {"_0": 1}}}, {"seq": 1, "action": {"count": {"_0": 1}}}]}"#,
         #"{"client": "client-a", "actions": [{"seq": 0, "action": {"count": {"_0": 1}}}]}"#,
+        #"{"client": "client-a", "actions": [{"seq": 9223372036854775807, "action": {"count": {"_0": 1}}}, {"seq": 1, "action": {"count": {"_0": 1}}}]}"#,
+        #"{"client": "client-a", "actions": [{"seq": 9223372036854775806, "action": {"count": {"_0": 1}}}, {"seq": 9223372036854775807, "action": {"count": {"_0": 1}}}]}"#,
         #"{"client": "client-a", "actions": [{"seq": 1, "action": {"count": {"_0": 1}}}, {"seq": 2, "action": {"fly": {}}}]}"#,
         #"{"client": "client/a", "actions": [{"seq": 1, "action": {"count": {"_0": 1}}}]}"#,
         #"{"client": "", "actions": []}"#,
