@@ -11,7 +11,7 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
     private let journal: Journal
     private let connection: SyncConnection
     private let maximumBatch: Int
-    private let health = Mutex(SyncHealth())
+    private let health: Mutex<SyncHealth>
     let status: StateContainer<SyncStatus>
     /// Raised when the outbox grows or `syncNow` is asked; the push loop waits on it when it has nothing to push.
     private let pushWake = WakeSignal()
@@ -26,17 +26,21 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
         self.journal = journal
         self.connection = connection
         self.maximumBatch = maximumBatch
+        let health = SyncHealth(pending: journal.state.pending.count)
+        self.health = Mutex(health)
         // A key of its own: container keys are unique in a process, and two synced stores may sync one store.
         self.status = StateContainer(
-            SyncHealth().status(pending: journal.state.pending.count),
+            health.status,
             key: "statehouse.sync.\(connection.store).status.\(UUID().uuidString)"
         )
     }
 
     func start() {
-        let token = journal.subscribe(\.pending.count) { [weak self] _ in
+        // Called after every dispatch with the outbox's size: the status takes it from here rather than reading
+        // the journal again.
+        let token = journal.subscribe(\.pending.count) { [weak self] pending in
             self?.pushWake.raise()
-            self?.publishStatus()
+            self?.update { $0.pending = pending }
         }
         subscription.withLock { $0 = token }
         let pushing = Task { await self.pushLoop() }
@@ -56,12 +60,12 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
     }
 
     private func update(_ change: (inout SyncHealth) -> Void) {
-        health.withLock { change(&$0) }
-        publishStatus()
-    }
-
-    private func publishStatus() {
-        let status = health.withLock { $0 }.status(pending: journal.state.pending.count)
+        let status = health.withLock { health in
+            change(&health)
+            return health.status
+        }
+        // Outside the lock: the status's listeners are the app's, and may dispatch to the synced store, which comes
+        // back here. Two loops publishing at once may leave the older of their two statuses until the next change.
         if self.status.value != status { self.status.modify(status) }
     }
 

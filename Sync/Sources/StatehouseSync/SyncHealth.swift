@@ -1,18 +1,19 @@
 import Foundation
 
-/// What the sync loops last learned, from which (with the number of pending actions) ``SyncStatus`` follows.
+/// What the sync loops last learned and how many actions wait, from which ``SyncStatus`` follows.
 struct SyncHealth: Sendable, Equatable {
-    var offline: (since: Date, retryingAt: Date)?
+    struct Offline: Sendable, Equatable {
+        var since: Date
+        var retryingAt: Date
+    }
+
+    var pending: Int
+    var offline: Offline?
     var failure: SyncError?
     var refused: [SyncRefusal] = []
 
-    static func == (a: SyncHealth, b: SyncHealth) -> Bool {
-        a.offline?.since == b.offline?.since && a.offline?.retryingAt == b.offline?.retryingAt
-            && a.failure == b.failure && a.refused == b.refused
-    }
-
     /// The status to show: what needs the user most comes first.
-    func status(pending: Int) -> SyncStatus {
+    var status: SyncStatus {
         if let failure { return .failed(failure) }
         if let offline { return .offline(since: offline.since, retryingAt: offline.retryingAt) }
         if !refused.isEmpty { return .refused(refused) }
@@ -28,7 +29,7 @@ struct SyncHealth: Sendable, Equatable {
         if error.isPassing {
             failure = nil
             let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
-            offline = (offline?.since ?? now, now.addingTimeInterval(seconds))
+            offline = Offline(since: offline?.since ?? now, retryingAt: now.addingTimeInterval(seconds))
         } else {
             offline = nil
             failure = error
