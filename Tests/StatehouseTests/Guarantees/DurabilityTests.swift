@@ -45,12 +45,20 @@ struct DurabilityTests {
     /// PersistingState.md: "a flush at exit works even from inside a reducer or an `update` body". On a transactional
     /// storage the update body runs inside `writer.sync`; the exit flush is `writer.sync` again: it must neither
     /// deadlock nor crash.
-    @Test func flushPendingWritesInsideAnUpdateBodyOnATransactionalStorage() {
-        let container = StateContainer(0, key: "exitFlush.\(UUID().uuidString)", storage: InMemoryStorage().withoutNotifications)
+    /// The container's own part of `StatehouseLifecycle.flushPendingWrites()`: in this process the global one would
+    /// also write other suites' pending changes, which their tests expect their own `flush()` to write. The global
+    /// one runs in helper processes (`TerminationTests`).
+    @Test func flushPendingWritesInsideAnUpdateBodyOnATransactionalStorage() throws {
+        let storage = InMemoryStorage()
+        let key = "exitFlush.\(UUID().uuidString)"
+        let container = StateContainer(0, key: key, storage: storage.withoutNotifications)
+        let persistence = try #require(container.persistence as? StatePersistence<Int>)
         container.modify(1)   // pending (coalesced)
         container.update { value in
             value += 1
-            StatehouseLifecycle.flushPendingWrites()   // what exit() runs via atexit
+            persistence.flushAtExit()   // what exit() runs via atexit
         }
+        try container.flush()
+        #expect(storage.contents(of: key) == Data("2".utf8))
     }
 }

@@ -23,8 +23,8 @@ struct ContainerEndsDuringCheckTests {
         #expect(storage.watcherCount == 1)
 
         // A check starts and stays inside the storage's read until the test lets it go on. While it is held, every
-        // wait happens on threads of its own: `StatehouseLifecycle.flushPendingWrites()`, which tests running
-        // meanwhile call, waits for this writer too, and may hold every thread of the cooperative pool meanwhile.
+        // wait happens on threads of its own: a flush waiting for this writer on the cooperative pool could hold
+        // every thread of it meanwhile.
         let entered = DispatchSemaphore(value: 0)
         let proceed = DispatchSemaphore(value: 0)
         storage.holdsNextFingerprint.withLock { $0 = (entered, proceed) }

@@ -20,7 +20,7 @@ import Darwin
 /// applier, during `takeStoredValue`, while its count is read, while it is busy; containers and stores (many threads
 /// at once: `OwnerLetGoUnderContentionTests`). Every wait for a
 /// signal happens on threads of the test's own, never on the cooperative pool: while a writer is held by a test gate,
-/// other suites' `StatehouseLifecycle.flushPendingWrites()` wait for it on pool threads.
+/// flushes waiting for it there could hold every pool thread.
 @Suite("An owner let go at each point of a check of its storage", .serialized)
 struct OwnerLetGoDuringCheckTests {
     /// What the thread that let the owner go found when it went on.

@@ -16,11 +16,10 @@ struct PersistenceClockTests {
             externalChanges: .ignore, clock: clock
         )
         for value in 1...5 { count.modify(value) }
-        // The write waits on the clock. (Whether the storage is still empty cannot be checked here: another suite
-        // calling `StatehouseLifecycle.flushPendingWrites()` at this moment writes every pending change.)
         await clock.waitForSleepers(1)
         clock.advance(by: .seconds(29))
         #expect(clock.sleepers() == 1, "the write stopped waiting before its window ended")
+        #expect(try storage.load(key: "clock.coalesced") == nil, "written before its window ended")
         clock.advance(by: .seconds(1))
         #expect(await eventually { (try? storage.load(key: "clock.coalesced")) == Data("5".utf8) })
         withExtendedLifetime(count) {}
