@@ -1,10 +1,15 @@
 import Hummingbird
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 
 /// A store's feed as server-sent events: the events ``AnyHostedStore/follow(client:after:)`` gives, with a comment
 /// line whenever the feed has been quiet for a heartbeat, so that proxies keep it open and a client that vanished is
 /// noticed (the server learns it only when a write fails).
+///
+/// A client that stops reading (a phone gone from the network without closing the connection, a stalled proxy)
+/// leaves a write waiting for the socket. Such a write is given two heartbeats, and a server shutting down one
+/// second, before the feed's connection is dropped: the client resumes from the last id it saw.
 struct FeedResponse: Sendable {
     let heartbeat: Duration
     let follow: @Sendable () -> (events: AsyncStream<ByteBuffer>, end: @Sendable () -> Void)
@@ -47,14 +52,66 @@ struct FeedResponse: Sendable {
             forwarding.cancel()
             beating.cancel()
         }
-        // A server shutting down ends the feed instead of waiting for the client to close it.
-        try await withGracefulShutdownHandler {
+        // The writes run in a task of their own, which cancelling ends even while a write waits for the socket.
+        let box = WriterBox(writer)
+        let pendingWrite = PendingWrite()
+        let writing = Task {
             for await event in merged {
-                try await writer.write(event ?? ByteBuffer(string: ": heartbeat\n\n"))
+                pendingWrite.starts()
+                try await box.writer.write(event ?? ByteBuffer(string: ": heartbeat\n\n"))
+                pendingWrite.ends()
+            }
+        }
+        let watching = Task { [heartbeat] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: heartbeat)
+                if pendingWrite.hasWaited(atLeast: heartbeat * 2) { writing.cancel() }
+            }
+        }
+        defer { watching.cancel() }
+        try await withGracefulShutdownHandler {
+            try await withTaskCancellationHandler {
+                try await writing.value
+            } onCancel: {
+                writing.cancel()
             }
         } onGracefulShutdown: {
             end()
+            Task {
+                try? await Task.sleep(for: .seconds(1))
+                writing.cancel()
+            }
         }
+        writer = box.writer
         try await writer.finish(nil)
+    }
+}
+
+/// The response's writer, lent to the task that writes the events.
+///
+/// `@unchecked Sendable`: one task at a time uses it. The response's task hands it to the writing task, and takes it
+/// back only once it has awaited that task's end.
+private final class WriterBox: @unchecked Sendable {
+    var writer: any ResponseBodyWriter
+
+    init(_ writer: any ResponseBodyWriter) {
+        self.writer = writer
+    }
+}
+
+/// When the write in progress, if any, began.
+private final class PendingWrite: Sendable {
+    private let start = Mutex<ContinuousClock.Instant?>(nil)
+
+    func starts() {
+        start.withLock { $0 = .now }
+    }
+
+    func ends() {
+        start.withLock { $0 = nil }
+    }
+
+    func hasWaited(atLeast duration: Duration) -> Bool {
+        start.withLock { start in start.map { $0.duration(to: .now) >= duration } ?? false }
     }
 }

@@ -26,22 +26,37 @@ protocol AnyHostedStore: Sendable {
 
 /// One store a ``SyncServer`` hosts: its live state, the pushes applied to it one at a time, and its followers.
 final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: AnyHostedStore {
+    private struct Follower {
+        var client: String
+        var events: AsyncStream<ByteBuffer>.Continuation
+    }
+
     private struct Shared {
         var live: LiveStore<State, Action>
-        var followers: [UInt64: AsyncStream<ByteBuffer>.Continuation] = [:]
+        var followers: [UInt64: Follower] = [:]
         var nextFollower: UInt64 = 0
 
-        /// Sends `event` to every follower. One whose buffer is full is cut off rather than skipped: a skipped change
-        /// could carry its client's last handled sequence number, and the client would apply those actions twice. It
-        /// reconnects with the last id it saw and starts again from a snapshot.
-        mutating func publish(_ event: ByteBuffer) {
+        /// Sends a change to every follower: to the pushing client's own feeds with how far the push handled its
+        /// actions, to the others without (a client's name is what it pushes as; nobody else learns it). A follower
+        /// whose buffer is full is cut off rather than skipped: a skipped change could carry its client's last
+        /// handled sequence number, and the client would apply those actions twice. It reconnects with the last id it
+        /// saw and starts again from a snapshot.
+        mutating func publish(_ change: ChangeEvent) {
             for (id, follower) in followers {
-                if case .dropped = follower.yield(event) {
-                    follower.finish()
+                let event = follower.client == change.client ? change.own : change.others
+                if case .dropped = follower.events.yield(event) {
+                    follower.events.finish()
                     followers.removeValue(forKey: id)
                 }
             }
         }
+    }
+
+    /// A push's change as the feeds send it.
+    private struct ChangeEvent {
+        var client: String
+        var own: ByteBuffer
+        var others: ByteBuffer
     }
 
     let name: String
@@ -115,52 +130,82 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
     private func apply(_ request: PushRequest<Action>, caller: SyncCaller) throws(PushFailure) -> PushAnswer {
         let live = shared.withLock { $0.live }
         let outcome = try live.applying(
-            request, maximumClients: limits.maximumClients, authorize: { authorize(caller, $0) }, reducer: reducer
+            request, token: caller.token, maximumClients: limits.maximumClients,
+            authorize: { authorize(caller, $0) }, reducer: reducer
         )
-        let encoder = Self.encoder
-        var refused = outcome.refused
-        do {
-            if outcome.handledMore {
+        let replayedRefusals = try replayed(request, handledBefore: live.handledThrough(request.client))
+        let handledThrough = outcome.store.handledThrough(request.client)
+        var state: Data?
+        if outcome.handledMore {
+            do {
+                let encoder = Self.encoder
+                let encodedState = try encoder.encode(outcome.store.state)
                 try storage.commit(
                     CommittedPush(
                         client: request.client,
-                        state: try encoder.encode(outcome.store.state),
+                        token: caller.token,
+                        state: encodedState,
                         cursor: outcome.store.cursor,
-                        handledThrough: outcome.store.clients[request.client] ?? 0,
+                        handledThrough: handledThrough,
                         applied: try zip((live.cursor + 1)..., outcome.applied).map { cursor, applied in
                             CommittedPush.Applied(cursor: cursor, seq: applied.seq, action: try encoder.encode(applied.action))
                         },
-                        refused: outcome.refused.map { ($0.seq, $0.reason) }
+                        refused: try outcome.refused.map { refused in
+                            CommittedPush.Refused(seq: refused.seq, reason: refused.reason, action: try encoder.encode(refused.action))
+                        }
                     ),
                     store: name
                 )
+                state = encodedState
+            } catch {
+                throw .unavailable("The server could not store the push: \(error)")
             }
-            let handledBefore = live.clients[request.client] ?? 0
-            if let first = request.actions.first?.seq, first <= handledBefore {
-                let replayed = try storage.refusals(
-                    store: name, client: request.client, seqs: first...min(handledBefore, request.actions.last!.seq)
-                )
-                refused = replayed.map { Refusal(seq: $0.seq, reason: $0.reason) } + refused
-            }
-        } catch {
-            throw .unavailable("The server could not store the push: \(error)")
         }
-        let handledThrough = outcome.store.clients[request.client] ?? 0
-        let event = outcome.applied.isEmpty ? nil : Self.changeEvent(
-            StoreChange(cursor: outcome.store.cursor, state: outcome.store.state, client: request.client, handledThrough: handledThrough)
-        )
+        let change = outcome.applied.isEmpty ? nil : state.map { state in
+            ChangeEvent(
+                client: request.client,
+                own: Self.changeEvent(cursor: outcome.store.cursor, state: state, handledThrough: handledThrough),
+                others: Self.changeEvent(cursor: outcome.store.cursor, state: state, handledThrough: nil)
+            )
+        }
         shared.withLock { shared in
             shared.live = outcome.store
-            if let event { shared.publish(event) }
+            if let change { shared.publish(change) }
         }
-        return PushAnswer(handledThrough: handledThrough, refused: refused, cursor: outcome.store.cursor)
+        let refusals = replayedRefusals + outcome.refused.map { Refusal(seq: $0.seq, reason: $0.reason) }
+        return PushAnswer(handledThrough: handledThrough, refused: refusals, cursor: outcome.store.cursor)
+    }
+
+    /// The refusals of the batch's actions the store handled before (a batch whose answer was lost, pushed again),
+    /// once each is known to be the action handled under its number: one that differs would otherwise be skipped
+    /// as a replay, and lost.
+    private func replayed(_ request: PushRequest<Action>, handledBefore: Int64) throws(PushFailure) -> [Refusal] {
+        let replayed = request.actions.prefix { $0.seq <= handledBefore }
+        guard let first = replayed.first?.seq, let last = replayed.last?.seq else { return [] }
+        var refusals: [Refusal] = []
+        do {
+            let handled = try storage.handled(store: name, client: request.client, seqs: first...last)
+            let encoder = Self.encoder
+            for pushed in replayed {
+                guard let known = handled[pushed.seq] else { continue }
+                guard try encoder.encode(pushed.action) == known.action else {
+                    throw PushFailure.replayDiffers(seq: pushed.seq, handledThrough: handledBefore)
+                }
+                if let reason = known.refusal { refusals.append(Refusal(seq: pushed.seq, reason: reason)) }
+            }
+        } catch let failure as PushFailure {
+            throw failure
+        } catch {
+            throw .unavailable("The server could not read the actions it handled: \(error)")
+        }
+        return refusals
     }
 
     func snapshot(client: String) throws(PushFailure) -> Data {
         let live = shared.withLock { $0.live }
         do {
             return try Self.encoder.encode(
-                StoreSnapshot(cursor: live.cursor, state: live.state, handledThrough: live.clients[client] ?? 0)
+                StoreSnapshot(cursor: live.cursor, state: live.state, handledThrough: live.handledThrough(client))
             )
         } catch {
             throw .unavailable("The store's state cannot be encoded: \(error)")
@@ -177,12 +222,14 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
                 continuation.yield(
                     Self.event(
                         FeedEvent.snapshot, id: live.cursor,
-                        StoreSnapshot(cursor: live.cursor, state: live.state, handledThrough: live.clients[client] ?? 0)
+                        json: (try? Self.encoder.encode(
+                            StoreSnapshot(cursor: live.cursor, state: live.state, handledThrough: live.handledThrough(client))
+                        )) ?? Data("{}".utf8)
                     )
                 )
             }
             defer { shared.nextFollower += 1 }
-            shared.followers[shared.nextFollower] = continuation
+            shared.followers[shared.nextFollower] = Follower(client: client, events: continuation)
             return shared.nextFollower
         }
         let end: @Sendable () -> Void = { [weak self] in
@@ -198,13 +245,19 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
         return encoder
     }
 
-    private static func changeEvent(_ change: StoreChange<State>) -> ByteBuffer {
-        event(FeedEvent.change, id: change.cursor, change)
+    /// A ``StoreChange``'s event, around the state as the commit encoded it: the state is encoded once per push,
+    /// however many followers it goes to.
+    private static func changeEvent(cursor: Int64, state: Data, handledThrough: Int64?) -> ByteBuffer {
+        var json = Data("{\"cursor\":\(cursor),".utf8)
+        if let handledThrough { json.append(Data("\"handledThrough\":\(handledThrough),".utf8)) }
+        json.append(Data("\"state\":".utf8))
+        json.append(state)
+        json.append(Data("}".utf8))
+        return event(FeedEvent.change, id: cursor, json: json)
     }
 
     /// One server-sent event. JSON without pretty printing is one line, as a `data:` field must be.
-    private static func event(_ name: String, id: Int64, _ payload: some Encodable) -> ByteBuffer {
-        let json = (try? encoder.encode(payload)) ?? Data("{}".utf8)
+    private static func event(_ name: String, id: Int64, json: Data) -> ByteBuffer {
         var buffer = ByteBuffer(string: "id: \(id)\nevent: \(name)\ndata: ")
         buffer.writeBytes(json)
         buffer.writeString("\n\n")

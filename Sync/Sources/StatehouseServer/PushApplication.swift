@@ -7,13 +7,17 @@ struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendabl
     var state: State
     /// How many actions the store has applied; a feed's event ids.
     var cursor: Int64
-    var clients: [String: Int64]
+    var clients: [String: PushingClient]
+
+    func handledThrough(_ client: String) -> Int64 {
+        clients[client]?.handledThrough ?? 0
+    }
 
     /// What a push did: the store after it, and what to commit and answer. `nil` answer parts mean nothing changed.
     struct Outcome {
         var store: LiveStore
         var applied: [(seq: Int64, action: Action)]
-        var refused: [Refusal]
+        var refused: [(seq: Int64, action: Action, reason: String)]
         /// Whether the client's sequence number moved: something must be committed.
         var handledMore: Bool
     }
@@ -21,19 +25,27 @@ struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendabl
     /// Applies the actions of `request` this store has not handled yet, in order, each to a copy of the state so that
     /// a reducer that throws halfway leaves nothing behind.
     ///
-    /// - Throws: ``PushFailure`` when the batch is refused whole (nothing changes): sequence numbers that do not rise
-    ///   by one, or a first one past the next expected (a hole: the client lost actions the server never saw).
+    /// - Throws: ``PushFailure`` when the batch is refused whole (nothing changes): a client name another token
+    ///   pushed first, sequence numbers that do not rise by one, or a first one past the next expected (a hole: the
+    ///   client lost actions the server never saw).
     func applying(
         _ request: PushRequest<Action>,
+        token: String,
         maximumClients: Int,
         authorize: (Action) -> SyncVerdict,
         reducer: (inout State, Action) throws -> Void
     ) throws(PushFailure) -> Outcome {
-        let handled = clients[request.client] ?? 0
+        let known = clients[request.client]
+        let handled = known?.handledThrough ?? 0
+        // A client's numbers are its own: another token pushing under its name would have the client's next action
+        // skipped as a replay.
+        if let known, known.token != token {
+            throw .forbidden("The client \(request.client) pushes with another token.")
+        }
         guard let first = request.actions.first else {
             return Outcome(store: self, applied: [], refused: [], handledMore: false)
         }
-        guard clients[request.client] != nil || clients.count < maximumClients else {
+        guard known != nil || clients.count < maximumClients else {
             throw .tooManyClients("The store keeps at most \(maximumClients) clients.")
         }
         // Checked first, so that the next check's `+ 1` cannot overflow on a number a client made up.
@@ -47,10 +59,10 @@ struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendabl
 
         var next = self
         var applied: [(seq: Int64, action: Action)] = []
-        var refused: [Refusal] = []
+        var refused: [(seq: Int64, action: Action, reason: String)] = []
         for pushed in request.actions where pushed.seq > handled {
             if case .refuse(let reason) = authorize(pushed.action) {
-                refused.append(Refusal(seq: pushed.seq, reason: reason))
+                refused.append((pushed.seq, pushed.action, reason))
             } else {
                 var changed = next.state
                 do {
@@ -59,20 +71,35 @@ struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendabl
                     next.cursor += 1
                     applied.append((pushed.seq, pushed.action))
                 } catch {
-                    refused.append(Refusal(seq: pushed.seq, reason: "The reducer refused it: \(error)"))
+                    refused.append((pushed.seq, pushed.action, "The reducer refused it: \(error)"))
                 }
             }
-            next.clients[request.client] = pushed.seq
+            next.clients[request.client] = PushingClient(handledThrough: pushed.seq, token: token)
         }
-        return Outcome(store: next, applied: applied, refused: refused, handledMore: next.clients[request.client] != clients[request.client])
+        return Outcome(
+            store: next, applied: applied, refused: refused,
+            handledMore: next.handledThrough(request.client) != handled
+        )
     }
+}
+
+/// A client that pushed to a store: how far the store handled its actions, and the name of the token it pushed with
+/// first, the only one that may push as it.
+struct PushingClient: Sendable, Equatable {
+    var handledThrough: Int64
+    var token: String
 }
 
 /// Why a push was refused whole.
 enum PushFailure: Error, Equatable {
     case badRequest(String)
+    /// The client name belongs to another token.
+    case forbidden(String)
     /// The batch starts past the next sequence number the server expects.
     case gap(handledThrough: Int64)
+    /// An action pushed again differs from the one the server handled under its number: the outbox was restored
+    /// from an older copy, or two apps share a client name.
+    case replayDiffers(seq: Int64, handledThrough: Int64)
     case tooLarge(String)
     /// A new client, past ``SyncLimits/maximumClients``.
     case tooManyClients(String)

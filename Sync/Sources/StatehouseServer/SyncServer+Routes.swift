@@ -175,9 +175,18 @@ extension PushFailure {
     var routeFailure: RouteFailure {
         switch self {
         case .badRequest(let message): .status(.badRequest, message)
+        case .forbidden(let message): .status(.forbidden, message)
         case .gap(let handled):
             .status(
                 .conflict, "The batch starts past the next action the server expects (\(handled + 1)).",
+                handledThrough: handled
+            )
+        case .replayDiffers(let seq, let handled):
+            .status(
+                .conflict, """
+                    Action \(seq) differs from the one the server handled under that number: was the outbox restored \
+                    from an older copy, or does another app use this client name?
+                    """,
                 handledThrough: handled
             )
         case .tooLarge(let message): .status(.contentTooLarge, message)

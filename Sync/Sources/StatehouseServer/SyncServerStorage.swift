@@ -32,15 +32,16 @@ public struct SyncServerStorage: Sendable {
                 CREATE TABLE syncStore (name TEXT PRIMARY KEY, state BLOB NOT NULL, cursor INTEGER NOT NULL);
                 CREATE TABLE syncClient (
                     store TEXT NOT NULL, client TEXT NOT NULL, handledThrough INTEGER NOT NULL, lastSeen DOUBLE NOT NULL,
-                    PRIMARY KEY (store, client)
+                    token TEXT NOT NULL, PRIMARY KEY (store, client)
                 );
                 CREATE TABLE syncAction (
                     store TEXT NOT NULL, cursor INTEGER NOT NULL, client TEXT NOT NULL, seq INTEGER NOT NULL,
                     action BLOB NOT NULL, PRIMARY KEY (store, cursor)
                 );
+                CREATE INDEX syncActionOfClient ON syncAction (store, client, seq);
                 CREATE TABLE syncRefusal (
                     store TEXT NOT NULL, client TEXT NOT NULL, seq INTEGER NOT NULL, reason TEXT NOT NULL,
-                    PRIMARY KEY (store, client, seq)
+                    action BLOB NOT NULL, PRIMARY KEY (store, client, seq)
                 );
                 """)
         }
@@ -52,11 +53,11 @@ public struct SyncServerStorage: Sendable {
         try database.read { db in
             guard let row = try Row.fetchOne(db, sql: "SELECT state, cursor FROM syncStore WHERE name = ?", arguments: [store])
             else { return nil }
-            var clients: [String: Int64] = [:]
+            var clients: [String: PushingClient] = [:]
             for client in try Row.fetchAll(
-                db, sql: "SELECT client, handledThrough FROM syncClient WHERE store = ?", arguments: [store]
+                db, sql: "SELECT client, handledThrough, token FROM syncClient WHERE store = ?", arguments: [store]
             ) {
-                clients[client["client"]] = client["handledThrough"]
+                clients[client["client"]] = PushingClient(handledThrough: client["handledThrough"], token: client["token"])
             }
             return StoredStore(state: row["state"], cursor: row["cursor"], clients: clients)
         }
@@ -74,11 +75,11 @@ public struct SyncServerStorage: Sendable {
             )
             try db.execute(
                 sql: """
-                    INSERT INTO syncClient (store, client, handledThrough, lastSeen) VALUES (?, ?, ?, ?)
+                    INSERT INTO syncClient (store, client, handledThrough, lastSeen, token) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT (store, client) DO UPDATE
                     SET handledThrough = excluded.handledThrough, lastSeen = excluded.lastSeen
                     """,
-                arguments: [store, push.client, push.handledThrough, Date().timeIntervalSince1970]
+                arguments: [store, push.client, push.handledThrough, Date().timeIntervalSince1970, push.token]
             )
             for applied in push.applied {
                 try db.execute(
@@ -88,21 +89,33 @@ public struct SyncServerStorage: Sendable {
             }
             for refusal in push.refused {
                 try db.execute(
-                    sql: "INSERT INTO syncRefusal (store, client, seq, reason) VALUES (?, ?, ?, ?)",
-                    arguments: [store, push.client, refusal.seq, refusal.reason]
+                    sql: "INSERT INTO syncRefusal (store, client, seq, reason, action) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [store, push.client, refusal.seq, refusal.reason, refusal.action]
                 )
             }
         }
     }
 
-    /// The refusals of `client`'s actions `seqs`, for the answer to a batch pushed again.
-    func refusals(store: String, client: String, seqs: ClosedRange<Int64>) throws -> [(seq: Int64, reason: String)] {
+    /// `client`'s actions `seqs` as the store handled them, for a batch pushed again: each one's bytes, and the
+    /// reason it was refused, if it was.
+    func handled(store: String, client: String, seqs: ClosedRange<Int64>) throws -> [Int64: HandledAction] {
         try database.read { db in
-            try Row.fetchAll(
+            let arguments: StatementArguments = [store, client, seqs.lowerBound, seqs.upperBound]
+            var handled: [Int64: HandledAction] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT seq, action FROM syncAction WHERE store = ? AND client = ? AND seq BETWEEN ? AND ?",
+                arguments: arguments
+            ) {
+                handled[row["seq"]] = HandledAction(action: row["action"], refusal: nil)
+            }
+            for row in try Row.fetchAll(
                 db,
-                sql: "SELECT seq, reason FROM syncRefusal WHERE store = ? AND client = ? AND seq BETWEEN ? AND ? ORDER BY seq",
-                arguments: [store, client, seqs.lowerBound, seqs.upperBound]
-            ).map { ($0["seq"], $0["reason"]) }
+                sql: "SELECT seq, action, reason FROM syncRefusal WHERE store = ? AND client = ? AND seq BETWEEN ? AND ?",
+                arguments: arguments
+            ) {
+                handled[row["seq"]] = HandledAction(action: row["action"], refusal: row["reason"])
+            }
+            return handled
         }
     }
 }
@@ -111,7 +124,13 @@ public struct SyncServerStorage: Sendable {
 struct StoredStore {
     var state: Data
     var cursor: Int64
-    var clients: [String: Int64]
+    var clients: [String: PushingClient]
+}
+
+/// An action a store handled: its bytes as the server encodes them, and why it was refused, if it was.
+struct HandledAction: Equatable {
+    var action: Data
+    var refusal: String?
 }
 
 /// What one push changed, to commit.
@@ -122,10 +141,17 @@ struct CommittedPush {
         var action: Data
     }
 
+    struct Refused {
+        var seq: Int64
+        var reason: String
+        var action: Data
+    }
+
     var client: String
+    var token: String
     var state: Data
     var cursor: Int64
     var handledThrough: Int64
     var applied: [Applied]
-    var refused: [(seq: Int64, reason: String)]
+    var refused: [Refused]
 }

@@ -28,15 +28,11 @@ struct SyncConnection: Sendable {
         server.appendingPathComponent("stores").appendingPathComponent(store)
     }
 
-    func push<Action: Codable & Sendable>(client: String, _ actions: [PushedAction<Action>]) async throws(SyncError) -> PushAnswer {
+    func push<Action: Codable & Sendable>(client: String, _ batch: OutboxBatch<Action>) async throws(SyncError) -> PushAnswer {
         var request = URLRequest(url: storeURL.appendingPathComponent("actions"))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        do {
-            request.httpBody = try JSONEncoder().encode(PushRequest(client: client, actions: actions))
-        } catch {
-            throw .refusedByServer(status: 0, message: "An action cannot be encoded: \(error)")
-        }
+        request.httpBody = batch.body(client: client)
         return try await send(request, as: PushAnswer.self)
     }
 

@@ -11,6 +11,7 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
     private let journal: Journal
     private let connection: SyncConnection
     private let maximumBatch: Int
+    private let maximumBatchBytes: Int
     private let health: Mutex<SyncHealth>
     let status: StateContainer<SyncStatus>
     /// Raised when the outbox grows or `syncNow` is asked; the push loop waits on it when it has nothing to push.
@@ -22,10 +23,15 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
     private let tasks = Mutex<[Task<Void, Never>]>([])
     private let subscription = Mutex<SubscriptionToken?>(nil)
 
-    init(journal: Journal, connection: SyncConnection, maximumBatch: Int = 500) {
+    /// - Parameters:
+    ///   - maximumBatch: The most actions one push carries.
+    ///   - maximumBatchBytes: The most bytes of actions one push carries: a quarter of the server's default body
+    ///     limit.
+    init(journal: Journal, connection: SyncConnection, maximumBatch: Int = 500, maximumBatchBytes: Int = 1 << 20) {
         self.journal = journal
         self.connection = connection
         self.maximumBatch = maximumBatch
+        self.maximumBatchBytes = maximumBatchBytes
         let health = SyncHealth(pending: journal.state.pending.count)
         self.health = Mutex(health)
         // A key of its own: container keys are unique in a process, and two synced stores may sync one store.
@@ -69,39 +75,61 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
         if self.status.value != status { self.status.modify(status) }
     }
 
-    /// Pushes what the server has not handled yet, a batch at a time, and waits for more when nothing is left.
+    /// Pushes what the server has not answered yet, a batch at a time, and waits for more when nothing is left.
     private func pushLoop() async {
         var backoff = Backoff()
-        // What the server said it handled, so that an action waiting to be seen in its state is not pushed again.
-        // Not saved: after a restart the outbox is pushed again, which the server skips.
-        var handledThrough: Int64 = 0
+        // Halved on each 413 (the server's body limit is below ours): the server's limits seldom change, so it stays.
+        var batchLimit = maximumBatch
         while !Task.isCancelled {
             let state = journal.state
-            let batch = state.pending.lazy.filter { $0.seq > handledThrough }.prefix(maximumBatch)
-            guard !batch.isEmpty else {
+            let next: OutboxBatch<Action>?
+            do throws(SyncError) {
+                next = try OutboxBatch.next(from: state.unpushed, maximumCount: batchLimit, maximumBytes: maximumBatchBytes)
+                if next != nil { try saveOutbox() }
+            } catch {
+                await pushFailed(error, backoff: &backoff)
+                continue
+            }
+            guard let batch = next else {
                 await pushWake.wait()
                 continue
             }
             do throws(SyncError) {
-                let answer = try await connection.push(client: state.client, Array(batch))
-                handledThrough = answer.handledThrough
-                let refused = state.pending.filter { pushed in answer.refused.contains { $0.seq == pushed.seq } }
-                journal.dispatch(.pushed(answer))
-                update { health in
-                    health.reached()
-                    health.refused = refused.map { pushed in
-                        SyncRefusal(
-                            seq: pushed.seq, action: String(describing: pushed.action),
-                            reason: answer.refused.first { $0.seq == pushed.seq }?.reason ?? ""
-                        )
-                    }
-                }
+                let answer = try await connection.push(client: state.client, batch)
+                took(answer, for: batch)
                 backoff.reset()
                 if answer.cursor > journal.state.cursor { await pull() }
+            } catch .refusedByServer(status: 413, _) where batch.actions.count > 1 {
+                batchLimit = batch.actions.count / 2
             } catch {
-                let delay = backoff.next()
-                update { $0.failed(error, retryingIn: delay) }
-                await pushRetry.wait(upTo: delay)
+                await pushFailed(error, backoff: &backoff)
+            }
+        }
+    }
+
+    private func pushFailed(_ error: SyncError, backoff: inout Backoff) async {
+        let delay = backoff.next()
+        update { $0.failed(error, retryingIn: delay) }
+        await pushRetry.wait(upTo: delay)
+    }
+
+    /// Writes the outbox before its actions leave: one pushed and then lost in a crash would leave its sequence
+    /// number to the next action, which the server would skip as a replay.
+    private func saveOutbox() throws(SyncError) {
+        do {
+            try journal.flush()
+        } catch {
+            throw .outboxNotSaved("\(error)")
+        }
+    }
+
+    private func took(_ answer: PushAnswer, for batch: OutboxBatch<Action>) {
+        journal.dispatch(.pushed(answer))
+        let reasons = Dictionary(answer.refused.map { ($0.seq, $0.reason) }, uniquingKeysWith: { first, _ in first })
+        update { health in
+            health.reached()
+            health.refused = batch.actions.compactMap { pushed in
+                reasons[pushed.seq].map { SyncRefusal(seq: pushed.seq, action: String(describing: pushed.action), reason: $0) }
             }
         }
     }

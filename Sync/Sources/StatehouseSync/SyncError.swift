@@ -10,6 +10,11 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case refusedByServer(status: Int, message: String)
     /// The server cannot be reached, or answered 5xx or garbage: a passing state, tried again with back-off.
     case unreachable(String)
+    /// The outbox could not be written before a push. Actions are pushed only once saved: pushed first and lost in
+    /// a crash, their numbers would be given again to other actions, which the server would skip as replays.
+    case outboxNotSaved(String)
+    /// An action of the outbox cannot be encoded (its `Encodable` conformance threw): it cannot be pushed.
+    case actionNotEncodable(seq: Int64, reason: String)
 
     public var description: String {
         switch self {
@@ -23,6 +28,10 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "The server refused the request (\(status)): \(message)\(Self.advice(for: status))"
         case .unreachable(let reason):
             "The server cannot be reached: \(reason)"
+        case .outboxNotSaved(let reason):
+            "The outbox could not be saved, so nothing is pushed until it is: \(reason)"
+        case .actionNotEncodable(let seq, let reason):
+            "Action \(seq) of the outbox cannot be encoded, so it and those after it cannot be pushed: \(reason)"
         }
     }
 
@@ -36,6 +45,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case 401: " Check the token."
         case 403: " The token may not use this store: ask for one that may."
         case 404: " The server does not host this store: check its name."
+        case 413: " One action is larger than the server accepts: raise its maximumBody."
         default: ""
         }
     }

@@ -12,6 +12,13 @@ struct SyncJournal<State: Codable & Sendable, Action: Codable & Sendable>: Codab
     var nextSeq: Int64 = 1
     var pending: [PushedAction<Action>] = []
     var local: State
+    /// The last sequence number a push's answer covered: the pending actions up to it wait only to be seen in the
+    /// server's state, and are not pushed again.
+    var answeredThrough: Int64 = 0
+    /// Actions seen in the server's state before their push was answered (the feed is faster than the answer, or
+    /// the answer was lost). Whether the server refused one of them only the answer says: they are pushed again,
+    /// which the server answers without applying them twice, until an answer covers them.
+    var unanswered: [PushedAction<Action>] = []
 
     init(client: String, initialState: State) {
         self.client = client
@@ -51,9 +58,10 @@ extension SyncJournal {
                 journal.confirm(snapshot.state, at: snapshot.cursor, handledThrough: snapshot.handledThrough, app)
             case .change(let change):
                 guard change.cursor > journal.cursor else { return .none }
-                let handled = change.client == journal.client ? change.handledThrough : 0
-                journal.confirm(change.state, at: change.cursor, handledThrough: handled, app)
+                journal.confirm(change.state, at: change.cursor, handledThrough: change.handledThrough ?? 0, app)
             case .pushed(let answer):
+                journal.answeredThrough = max(journal.answeredThrough, answer.handledThrough)
+                journal.unanswered.removeAll { $0.seq <= answer.handledThrough }
                 let refused = Set(answer.refused.map(\.seq))
                 guard journal.pending.contains(where: { refused.contains($0.seq) }) else { return .none }
                 journal.pending.removeAll { refused.contains($0.seq) }
@@ -68,8 +76,16 @@ extension SyncJournal {
     ) {
         confirmed = state
         self.cursor = cursor
+        let answeredThrough = answeredThrough
+        unanswered += pending.filter { $0.seq <= handledThrough && $0.seq > answeredThrough }
         pending.removeAll { $0.seq <= handledThrough }
         rebase(app)
+    }
+
+    /// What the server has not answered yet, in order: the actions seen in its state whose answer never came, then
+    /// those it has not handled.
+    var unpushed: [PushedAction<Action>] {
+        unanswered + pending.filter { $0.seq > answeredThrough }
     }
 
     private mutating func rebase(_ app: (inout State, Action) -> Effect<Action>) {

@@ -13,18 +13,19 @@ public struct StoreSnapshot<State: Codable & Sendable>: Codable, Sendable {
     }
 }
 
-/// A `change` event of a store's feed: the state after one push, and how far that push handled its client's
-/// actions. Its cursor is the event's `id:`, which a reconnecting client sends back as `Last-Event-ID`.
+/// A `change` event of a store's feed: the state after one push. Its cursor is the event's `id:`, which a
+/// reconnecting client sends back as `Last-Event-ID`.
+///
+/// `handledThrough` is there only in the feeds of the client that pushed: every one of its actions up to it is in
+/// `state` or was refused. Other followers learn neither the client's name nor its numbers.
 public struct StoreChange<State: Codable & Sendable>: Codable, Sendable {
     public var cursor: Int64
     public var state: State
-    public var client: String
-    public var handledThrough: Int64
+    public var handledThrough: Int64?
 
-    public init(cursor: Int64, state: State, client: String, handledThrough: Int64) {
+    public init(cursor: Int64, state: State, handledThrough: Int64? = nil) {
         self.cursor = cursor
         self.state = state
-        self.client = client
         self.handledThrough = handledThrough
     }
 }

@@ -4,6 +4,8 @@ import StatehouseServer
 /// Tokens and servers the tests and their helper processes share.
 public enum Fixture {
     public static let writer = "writer-token-0123456789abcdef"
+    /// Another app's token that may push to `tracker` too.
+    public static let secondWriter = "second-writer-token-0123456789"
     public static let reader = "reader-token-0123456789abcdef"
     public static let other = "other-store-token-0123456789ab"
     public static let unknown = "unknown-token-0123456789abcdef"
@@ -11,6 +13,7 @@ public enum Fixture {
     public static func tokens() throws -> SyncTokens {
         try SyncTokens([
             SyncGrant(name: "writer", token: writer, stores: ["tracker": .readWrite]),
+            SyncGrant(name: "second writer", token: secondWriter, stores: ["tracker": .readWrite]),
             SyncGrant(name: "reader", token: reader, stores: ["tracker": .read]),
             SyncGrant(name: "other", token: other, stores: ["other": .readWrite]),
         ])

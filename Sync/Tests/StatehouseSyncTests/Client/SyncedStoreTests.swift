@@ -1,7 +1,7 @@
 import Foundation
 import Statehouse
 import StatehouseServer
-import StatehouseSync
+@testable import StatehouseSync
 import StatehouseSyncWire
 import StatehouseTestSupport
 import SyncFixtures
@@ -162,6 +162,27 @@ import Testing
                 if case .failed(.refusedByServer(status: 401, _)) = synced.status { true } else { false }
             })
             #expect(synced.pendingCount == 1 && synced.store.state.total == 1)
+        }
+    }
+
+    /// Synced stores that come and go leave no open files behind once their loops ended and their outbox lock went.
+    @Test func releasedSyncedStoresLeaveNoOpenFiles() async throws {
+        func openFiles() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
+        try await withRunningServer(try Fixture.server()) { server async throws in
+            func round(_ index: Int) async throws {
+                let outbox = Fixture.temporaryFolder()
+                do {
+                    let store = try synced(server.url, outbox: outbox)
+                    store.store.dispatch(.add("\(index)"))
+                    #expect(await eventually { store.status == .synced })
+                }
+                #expect(await eventually { (try? OutboxLock(folder: outbox, name: "tracker")) != nil })
+            }
+            try await round(-1)
+            let before = openFiles()
+            for index in 0..<20 { try await round(index) }
+            let settled = await eventually(timeout: .seconds(60)) { openFiles() <= before + 4 }
+            #expect(settled, "open files: \(before) before 20 synced stores came and went, \(openFiles()) after")
         }
     }
 }

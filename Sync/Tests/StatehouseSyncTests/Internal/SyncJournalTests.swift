@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func anotherClientsChangeIsRebasedUnderThePendingActions() {
-        let other = StoreChange(cursor: 1, state: Tracker(entries: ["theirs"]), client: "them", handledThrough: 1)
+        let other = StoreChange(cursor: 1, state: Tracker(entries: ["theirs"]))
         let journal = journal([.local(.add("mine")), .change(other)])
         #expect(journal.local.entries == ["theirs", "mine"])
         #expect(journal.pending.count == 1)
@@ -36,10 +36,10 @@ import Testing
         var steps: [SyncStep<Tracker, TrackerAction>] = [.local(.count(1)), .local(.count(2))]
         steps.append(.pushed(PushAnswer(handledThrough: 2, refused: [], cursor: 2)))
         #expect(journal(steps).pending.count == 2)
-        steps.append(.change(StoreChange(cursor: 1, state: Tracker(total: 1), client: "me", handledThrough: 1)))
+        steps.append(.change(StoreChange(cursor: 1, state: Tracker(total: 1), handledThrough: 1)))
         let partly = journal(steps)
         #expect(partly.pending.map(\.seq) == [2] && partly.local.total == 3)
-        steps.append(.change(StoreChange(cursor: 2, state: Tracker(total: 3), client: "me", handledThrough: 2)))
+        steps.append(.change(StoreChange(cursor: 2, state: Tracker(total: 3), handledThrough: 2)))
         let done = journal(steps)
         #expect(done.pending.isEmpty && done.local.total == 3 && done.cursor == 2)
     }
@@ -55,8 +55,8 @@ import Testing
 
     /// Events from an older connection, or a pull overtaken by the feed, never take the state back.
     @Test func anOlderChangeOrSnapshotIsIgnored() {
-        let newer = StoreChange(cursor: 5, state: Tracker(total: 5), client: "them", handledThrough: 1)
-        let older = StoreChange(cursor: 4, state: Tracker(total: 4), client: "them", handledThrough: 1)
+        let newer = StoreChange(cursor: 5, state: Tracker(total: 5))
+        let older = StoreChange(cursor: 4, state: Tracker(total: 4))
         let pulled = StoreSnapshot(cursor: 3, state: Tracker(total: 3), handledThrough: 0)
         #expect(journal([.change(newer), .change(older), .snapshot(pulled)]).local.total == 5)
     }
@@ -71,5 +71,29 @@ import Testing
             .snapshot(StoreSnapshot(cursor: 0, state: Tracker(), handledThrough: 0)),
         ])
         #expect(journal.local.entries == ["mine"] && journal.cursor == 1)
+    }
+
+    /// The feed is faster than the push's answer: the actions it shows handled wait for that answer, which alone
+    /// says whether one was refused, and are pushed again if it never comes.
+    @Test func actionsSeenBeforeTheirAnswerArePushedAgainUntilAnAnswerCoversThem() {
+        var steps: [SyncStep<Tracker, TrackerAction>] = [.local(.add("kept")), .local(.forbidden), .local(.count(1))]
+        steps.append(.change(StoreChange(cursor: 1, state: Tracker(entries: ["kept"]), handledThrough: 2)))
+        let seen = journal(steps)
+        #expect(seen.pending.map(\.seq) == [3] && seen.unanswered.map(\.seq) == [1, 2])
+        #expect(seen.unpushed.map(\.seq) == [1, 2, 3])
+        steps.append(.pushed(PushAnswer(handledThrough: 3, refused: [Refusal(seq: 2, reason: "no")], cursor: 2)))
+        let answered = journal(steps)
+        #expect(answered.unanswered.isEmpty && answered.answeredThrough == 3)
+        #expect(answered.unpushed.isEmpty && answered.pending.map(\.seq) == [3])
+    }
+
+    /// Answered first, then seen: nothing is pushed again.
+    @Test func actionsAnsweredBeforeTheyAreSeenAreNotPushedAgain() {
+        let journal = journal([
+            .local(.add("a")), .local(.add("b")),
+            .pushed(PushAnswer(handledThrough: 2, refused: [], cursor: 2)),
+            .change(StoreChange(cursor: 2, state: Tracker(entries: ["a", "b"]), handledThrough: 2)),
+        ])
+        #expect(journal.unanswered.isEmpty && journal.pending.isEmpty && journal.unpushed.isEmpty)
     }
 }

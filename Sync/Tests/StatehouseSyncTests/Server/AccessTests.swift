@@ -30,6 +30,24 @@ import Testing
         }
     }
 
+    /// A client's numbers are its own: another token that may push to the store, pushing under the client's name,
+    /// would have the client's next action skipped as a replay. The client belongs to the token it first pushed
+    /// with, also after a restart.
+    @Test func anotherTokenCannotPushAsAClientItDidNotStart() async throws {
+        let storage = try SyncServerStorage.sqlite(path: Fixture.temporaryFolder().appendingPathComponent("s.sqlite").path)
+        try await withRunningServer(try Fixture.server(storage: storage)) { server async throws in
+            #expect(try await server.push([(1, .add("alice 1"))]).status == 200)
+        }
+        try await withRunningServer(try Fixture.server(storage: storage)) { server async throws in
+            let impersonated = try await server.push([(2, .add("mallory"))], token: Fixture.secondWriter)
+            #expect(impersonated.status == 403)
+            #expect(try impersonated.decoded(ErrorAnswer.self).error.contains("another token"))
+            #expect(try await server.push([(2, .add("alice 2"))]).status == 200)
+            #expect(try await server.push(client: "mallory", [(1, .add("m"))], token: Fixture.secondWriter).status == 200)
+            #expect(try await server.snapshot().state.entries == ["alice 1", "alice 2", "m"])
+        }
+    }
+
     @Test func aStoreNotHostedIs404ForATokenThatMayReadEverything() async throws {
         let server = SyncServer(
             storage: try .inMemory(), tokens: try SyncTokens([.everything(name: "admin", token: Fixture.writer)])

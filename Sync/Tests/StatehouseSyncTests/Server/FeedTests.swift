@@ -36,7 +36,25 @@ import Testing
             #expect(first.name == "change" && first.id == "2")
             #expect(second.name == "change" && second.id == "3")
             let change = try JSONDecoder().decode(StoreChange<Tracker>.self, from: Data(second.data.utf8))
-            #expect(change.state.total == 6 && change.client == "client-a" && change.handledThrough == 2)
+            #expect(change.state.total == 6 && change.handledThrough == 2)
+        }
+    }
+
+    /// A change tells how far it handled the pushing client's actions to that client's feeds only: other followers
+    /// learn neither its name nor its numbers.
+    @Test func aChangeTellsOnlyThePushingClientHowFarItsActionsAreHandled() async throws {
+        try await withRunningServer(try Fixture.server()) { server async throws in
+            var own = feed(server)
+            var other = SyncConnection(server: server.url, store: "tracker", token: Fixture.writer)
+                .feed(client: "client-b", after: nil).makeAsyncIterator()
+            #expect(try await next(&own)?.name == "snapshot")
+            #expect(try await next(&other)?.name == "snapshot")
+            _ = try await server.push([(1, .count(1))])
+            let mine = try #require(try await next(&own))
+            let theirs = try #require(try await next(&other))
+            #expect(try JSONDecoder().decode(StoreChange<Tracker>.self, from: Data(mine.data.utf8)).handledThrough == 1)
+            #expect(try JSONDecoder().decode(StoreChange<Tracker>.self, from: Data(theirs.data.utf8)).handledThrough == nil)
+            #expect(!theirs.data.contains("client-a") && !theirs.data.contains("handledThrough"), "\(theirs.data)")
         }
     }
 

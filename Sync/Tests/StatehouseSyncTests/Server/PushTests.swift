@@ -30,6 +30,24 @@ import Testing
         }
     }
 
+    /// An action pushed again must be the one handled under its number (an outbox restored from an older copy, or
+    /// two apps sharing a client name, give a number to another action): skipped as a replay, it would be lost.
+    @Test func anActionPushedAgainWithOtherContentIsAConflictAndChangesNothing() async throws {
+        try await withRunningServer(try Fixture.server()) { server async throws in
+            _ = try await server.push([(1, .add("a")), (2, .forbidden)])
+            for differs in [[(1, .add("a")), (2, .add("b")), (3, .add("c"))], [(1, .add("z"))]] as [[(Int64, TrackerAction)]] {
+                let answer = try await server.push(differs)
+                #expect(answer.status == 409)
+                #expect(try answer.decoded(ErrorAnswer.self).handledThrough == 2)
+            }
+            #expect(try await server.snapshot().state.entries == ["a"])
+            let same = try await server.push([(1, .add("a")), (2, .forbidden), (3, .add("c"))])
+            #expect(try same.decoded(PushAnswer.self) == PushAnswer(
+                handledThrough: 3, refused: [Refusal(seq: 2, reason: "forbidden here")], cursor: 2
+            ))
+        }
+    }
+
     @Test func aBatchStartingPastTheNextExpectedActionIsRefusedWhole() async throws {
         try await withRunningServer(try Fixture.server()) { server async throws in
             _ = try await server.push([(1, .count(1))])
