@@ -46,11 +46,25 @@ let package = Package(
             ],
             resources: [.copy("openapi.json")]
         ),
-        // The store the tests sync, its reducers and tokens, shared with the helper processes.
+        // The store the tests sync, its reducers and tokens, and a server on loopback, shared with the helper
+        // processes and the benchmarks.
         .target(
             name: "SyncFixtures",
-            dependencies: ["StatehouseServer", .product(name: "Statehouse", package: "Statehouse")],
+            dependencies: [
+                "StatehouseServer", .product(name: "Statehouse", package: "Statehouse"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Tests/SyncFixtures"
+        ),
+        // `swift run -c release --package-path Sync StatehouseSyncBenchmarks`: the figures in the README.
+        .executableTarget(
+            name: "StatehouseSyncBenchmarks",
+            dependencies: [
+                "StatehouseSync", "StatehouseServer", "SyncFixtures",
+                .product(name: "Statehouse", package: "Statehouse"),
+            ],
+            path: "Benchmarks/StatehouseSyncBenchmarks"
         ),
         // The other processes of the tests that kill a server or an app mid-push.
         .executableTarget(
@@ -74,6 +88,8 @@ let package = Package(
                 .product(name: "_StatehouseTestSupport", package: "Statehouse"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // A storage that fails on cue, by a trigger.
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ],

@@ -26,12 +26,12 @@ protocol AnyHostedStore: Sendable {
 
 /// One store a ``SyncServer`` hosts: its live state, the pushes applied to it one at a time, and its followers.
 final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: AnyHostedStore {
-    private struct Follower {
+    struct Follower {
         var client: String
         var events: AsyncStream<ByteBuffer>.Continuation
     }
 
-    private struct Shared {
+    struct Shared {
         var live: LiveStore<State, Action>
         var followers: [UInt64: Follower] = [:]
         var nextFollower: UInt64 = 0
@@ -53,22 +53,25 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
     }
 
     /// A push's change as the feeds send it.
-    private struct ChangeEvent {
+    struct ChangeEvent {
         var client: String
         var own: ByteBuffer
         var others: ByteBuffer
     }
 
     let name: String
-    private let storage: SyncServerStorage
-    private let reducer: @Sendable (inout State, Action) throws -> Void
-    private let authorize: @Sendable (SyncCaller, Action) -> SyncVerdict
-    private let limits: SyncLimits
+    let storage: SyncServerStorage
+    let reducer: @Sendable (inout State, Action) throws -> Void
+    let authorize: @Sendable (SyncCaller, Action) -> SyncVerdict
+    let limits: SyncLimits
     /// The live state and the followers, under one lock: a follower registers and reads its snapshot in the same
     /// critical section in which a push publishes, so it neither misses a change nor sees one twice.
-    private let shared: Mutex<Shared>
-    /// Pushes run here one at a time, off the server's event loops (a commit waits for the disk).
-    private let pushes: DispatchQueue
+    let shared: Mutex<Shared>
+    /// The pushes waiting for the next commit. They are applied one at a time, in the order they came, and committed
+    /// together in one transaction, off the server's event loops: a commit waits for the disk, and one commit for
+    /// all the pushes that came meanwhile is what lets many clients push at once.
+    let waitingPushes = PushQueue<WaitingPush<Action>>()
+    let pushes: DispatchQueue
 
     init(
         name: String,
@@ -99,87 +102,10 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
         shared.withLock { $0.followers.count }
     }
 
-    func push(_ body: Data, token: String) async throws(PushFailure) -> PushAnswer {
-        let request: PushRequest<Action>
-        do {
-            request = try JSONDecoder().decode(PushRequest<Action>.self, from: body)
-        } catch {
-            throw .badRequest("The body is not a batch of this store's actions: \(error)")
-        }
-        guard ClientID.isValid(request.client) else {
-            throw .badRequest("A client names itself with 1 to 64 characters of A-Z a-z 0-9 . _ -.")
-        }
-        let caller = SyncCaller(client: request.client, token: token)
-        guard request.actions.count <= limits.maximumBatch else {
-            throw .tooLarge("A batch holds at most \(limits.maximumBatch) actions.")
-        }
-        let result: Result<PushAnswer, PushFailure> = await withCheckedContinuation { continuation in
-            pushes.async {
-                do throws(PushFailure) {
-                    continuation.resume(returning: .success(try self.apply(request, caller: caller)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-        return try result.get()
-    }
-
-    /// Applies, commits, then publishes one push. Runs on ``pushes``, so the live state it starts from is the last
-    /// one committed.
-    private func apply(_ request: PushRequest<Action>, caller: SyncCaller) throws(PushFailure) -> PushAnswer {
-        let live = shared.withLock { $0.live }
-        let outcome = try live.applying(
-            request, token: caller.token, maximumClients: limits.maximumClients,
-            authorize: { authorize(caller, $0) }, reducer: reducer
-        )
-        let replayedRefusals = try replayed(request, handledBefore: live.handledThrough(request.client))
-        let handledThrough = outcome.store.handledThrough(request.client)
-        var state: Data?
-        if outcome.handledMore {
-            do {
-                let encoder = Self.encoder
-                let encodedState = try encoder.encode(outcome.store.state)
-                try storage.commit(
-                    CommittedPush(
-                        client: request.client,
-                        token: caller.token,
-                        state: encodedState,
-                        cursor: outcome.store.cursor,
-                        handledThrough: handledThrough,
-                        applied: try zip((live.cursor + 1)..., outcome.applied).map { cursor, applied in
-                            CommittedPush.Applied(cursor: cursor, seq: applied.seq, action: try encoder.encode(applied.action))
-                        },
-                        refused: try outcome.refused.map { refused in
-                            CommittedPush.Refused(seq: refused.seq, reason: refused.reason, action: try encoder.encode(refused.action))
-                        }
-                    ),
-                    store: name
-                )
-                state = encodedState
-            } catch {
-                throw .unavailable("The server could not store the push: \(error)")
-            }
-        }
-        let change = outcome.applied.isEmpty ? nil : state.map { state in
-            ChangeEvent(
-                client: request.client,
-                own: Self.changeEvent(cursor: outcome.store.cursor, state: state, handledThrough: handledThrough),
-                others: Self.changeEvent(cursor: outcome.store.cursor, state: state, handledThrough: nil)
-            )
-        }
-        shared.withLock { shared in
-            shared.live = outcome.store
-            if let change { shared.publish(change) }
-        }
-        let refusals = replayedRefusals + outcome.refused.map { Refusal(seq: $0.seq, reason: $0.reason) }
-        return PushAnswer(handledThrough: handledThrough, refused: refusals, cursor: outcome.store.cursor)
-    }
-
     /// The refusals of the batch's actions the store handled before (a batch whose answer was lost, pushed again),
     /// once each is known to be the action handled under its number: one that differs would otherwise be skipped
     /// as a replay, and lost.
-    private func replayed(_ request: PushRequest<Action>, handledBefore: Int64) throws(PushFailure) -> [Refusal] {
+    func replayed(_ request: PushRequest<Action>, handledBefore: Int64) throws(PushFailure) -> [Refusal] {
         let replayed = request.actions.prefix { $0.seq <= handledBefore }
         guard let first = replayed.first?.seq, let last = replayed.last?.seq else { return [] }
         var refusals: [Refusal] = []
@@ -239,7 +165,7 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
         return (events, end)
     }
 
-    private static var encoder: JSONEncoder {
+    static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return encoder
@@ -247,7 +173,7 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
 
     /// A ``StoreChange``'s event, around the state as the commit encoded it: the state is encoded once per push,
     /// however many followers it goes to.
-    private static func changeEvent(cursor: Int64, state: Data, handledThrough: Int64?) -> ByteBuffer {
+    static func changeEvent(cursor: Int64, state: Data, handledThrough: Int64?) -> ByteBuffer {
         var json = Data("{\"cursor\":\(cursor),".utf8)
         if let handledThrough { json.append(Data("\"handledThrough\":\(handledThrough),".utf8)) }
         json.append(Data("\"state\":".utf8))

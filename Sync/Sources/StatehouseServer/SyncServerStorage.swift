@@ -63,36 +63,40 @@ public struct SyncServerStorage: Sendable {
         }
     }
 
-    /// Commits what one push did, in one transaction.
-    func commit(_ push: CommittedPush, store: String) throws {
+    /// Commits what pushes did, in order, in one transaction.
+    func commit(_ pushes: [CommittedPush], store: String) throws {
         try database.write { db in
+            for push in pushes { try commit(push, store: store, in: db) }
+        }
+    }
+
+    private func commit(_ push: CommittedPush, store: String, in db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO syncStore (name, state, cursor) VALUES (?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET state = excluded.state, cursor = excluded.cursor
+                """,
+            arguments: [store, push.state, push.cursor]
+        )
+        try db.execute(
+            sql: """
+                INSERT INTO syncClient (store, client, handledThrough, lastSeen, token) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (store, client) DO UPDATE
+                SET handledThrough = excluded.handledThrough, lastSeen = excluded.lastSeen
+                """,
+            arguments: [store, push.client, push.handledThrough, Date().timeIntervalSince1970, push.token]
+        )
+        for applied in push.applied {
             try db.execute(
-                sql: """
-                    INSERT INTO syncStore (name, state, cursor) VALUES (?, ?, ?)
-                    ON CONFLICT (name) DO UPDATE SET state = excluded.state, cursor = excluded.cursor
-                    """,
-                arguments: [store, push.state, push.cursor]
+                sql: "INSERT INTO syncAction (store, cursor, client, seq, action) VALUES (?, ?, ?, ?, ?)",
+                arguments: [store, applied.cursor, push.client, applied.seq, applied.action]
             )
+        }
+        for refusal in push.refused {
             try db.execute(
-                sql: """
-                    INSERT INTO syncClient (store, client, handledThrough, lastSeen, token) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (store, client) DO UPDATE
-                    SET handledThrough = excluded.handledThrough, lastSeen = excluded.lastSeen
-                    """,
-                arguments: [store, push.client, push.handledThrough, Date().timeIntervalSince1970, push.token]
+                sql: "INSERT INTO syncRefusal (store, client, seq, reason, action) VALUES (?, ?, ?, ?, ?)",
+                arguments: [store, push.client, refusal.seq, refusal.reason, refusal.action]
             )
-            for applied in push.applied {
-                try db.execute(
-                    sql: "INSERT INTO syncAction (store, cursor, client, seq, action) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [store, applied.cursor, push.client, applied.seq, applied.action]
-                )
-            }
-            for refusal in push.refused {
-                try db.execute(
-                    sql: "INSERT INTO syncRefusal (store, client, seq, reason, action) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [store, push.client, refusal.seq, refusal.reason, refusal.action]
-                )
-            }
         }
     }
 

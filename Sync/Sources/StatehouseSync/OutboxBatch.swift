@@ -1,26 +1,26 @@
 import Foundation
 import StatehouseSyncWire
 
-/// The next push: the actions the server has not answered yet, in order, as many as fit a count and a size.
+/// The next push: the actions the server has not answered yet, in order, as many as fit a size.
 struct OutboxBatch<Action: Codable & Sendable>: Sendable {
     var actions: [PushedAction<Action>]
     /// Each action's JSON, encoded once for both the size and the body.
     var encoded: [Data]
 
     /// - Parameters:
-    ///   - unpushed: The actions the server has not answered, in order (``SyncJournal/unpushed``).
-    ///   - maximumCount: The most actions in a batch.
+    ///   - unpushed: The next actions the server has not answered, in order, as many as a batch may count
+    ///     (``SyncJournal/unpushed(upTo:)``).
     ///   - maximumBytes: The most bytes of actions in a batch; the first action goes in whatever its size, so that a
     ///     large one is tried alone rather than never.
     /// - Returns: `nil` when nothing waits.
     /// - Throws: ``SyncError/actionNotEncodable(seq:reason:)``.
     static func next(
-        from unpushed: [PushedAction<Action>], maximumCount: Int, maximumBytes: Int
+        from unpushed: [PushedAction<Action>], maximumBytes: Int
     ) throws(SyncError) -> OutboxBatch? {
         var batch = OutboxBatch(actions: [], encoded: [])
         var bytes = 0
         let encoder = JSONEncoder()
-        for pushed in unpushed.prefix(maximumCount) {
+        for pushed in unpushed {
             let json: Data
             do {
                 json = try encoder.encode(pushed)

@@ -80,12 +80,20 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
         var backoff = Backoff()
         // Halved on each 413 (the server's body limit is below ours): the server's limits seldom change, so it stays.
         var batchLimit = maximumBatch
+        // The last sequence number the outbox on disk holds: a batch within it is pushed without writing the outbox
+        // first (writing it encodes all of it: for a large outbox, once per batch would cost more than the pushes).
+        var savedThrough: Int64 = 0
         while !Task.isCancelled {
             let state = journal.state
             let next: OutboxBatch<Action>?
             do throws(SyncError) {
-                next = try OutboxBatch.next(from: state.unpushed, maximumCount: batchLimit, maximumBytes: maximumBatchBytes)
-                if next != nil { try saveOutbox() }
+                next = try OutboxBatch.next(from: state.unpushed(upTo: batchLimit), maximumBytes: maximumBatchBytes)
+                if let last = next?.actions.last?.seq, last > savedThrough {
+                    // Every action numbered up to it was dispatched before the flush, which writes them.
+                    let dispatched = journal.state.nextSeq - 1
+                    try saveOutbox()
+                    savedThrough = dispatched
+                }
             } catch {
                 await pushFailed(error, backoff: &backoff)
                 continue

@@ -10,7 +10,7 @@ struct SyncJournal<State: Codable & Sendable, Action: Codable & Sendable>: Codab
     var confirmed: State
     var cursor: Int64
     var nextSeq: Int64 = 1
-    var pending: [PushedAction<Action>] = []
+    var pending = ActionLog<Action>()
     var local: State
     /// The last sequence number a push's answer covered: the pending actions up to it wait only to be seen in the
     /// server's state, and are not pushed again.
@@ -82,10 +82,12 @@ extension SyncJournal {
         rebase(app)
     }
 
-    /// What the server has not answered yet, in order: the actions seen in its state whose answer never came, then
-    /// those it has not handled.
-    var unpushed: [PushedAction<Action>] {
-        unanswered + pending.filter { $0.seq > answeredThrough }
+    /// What the server has not answered yet, in order, up to `limit` actions: the actions seen in its state whose
+    /// answer never came, then those it has not handled (which follow those it answered, at the log's start).
+    func unpushed(upTo limit: Int) -> [PushedAction<Action>] {
+        let answeredThrough = answeredThrough
+        let fresh = pending.lazy.filter { $0.seq > answeredThrough }.prefix(max(0, limit - unanswered.count))
+        return Array(unanswered.prefix(limit)) + fresh
     }
 
     private mutating func rebase(_ app: (inout State, Action) -> Effect<Action>) {

@@ -2,14 +2,13 @@ import Foundation
 import Hummingbird
 import ServiceLifecycle
 import StatehouseServer
-import SyncFixtures
 import Synchronization
 
 /// A ``SyncServer`` listening on loopback for one test: started on the port asked (0: any free one), stopped by
 /// ``stop()``, and stopped anyway when the test's body throws (see ``withRunningServer(_:port:_:)``).
-final class RunningServer: Sendable {
-    let url: URL
-    let port: Int
+public final class RunningServer: Sendable {
+    public let url: URL
+    public let port: Int
     private let group: ServiceGroup
     private let running: Task<Void, any Error>
 
@@ -20,7 +19,7 @@ final class RunningServer: Sendable {
         self.running = running
     }
 
-    static func start(_ server: SyncServer, port: Int = 0) async throws -> RunningServer {
+    public static func start(_ server: SyncServer, port: Int = 0) async throws -> RunningServer {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let application = server.application(port: port) { portContinuation.yield($0) }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [application], logger: application.logger))
@@ -30,16 +29,18 @@ final class RunningServer: Sendable {
         return RunningServer(port: listening, group: group, running: running)
     }
 
-    func stop() async {
+    public func stop() async {
         await group.triggerGracefulShutdown()
         _ = await running.result
     }
 
-    struct ServerDidNotStart: Error {}
+    public struct ServerDidNotStart: Error {
+        public init() {}
+    }
 }
 
 /// Runs `body` with `server` listening, and stops it whatever `body` does.
-func withRunningServer<T>(
+public func withRunningServer<T>(
     _ server: SyncServer, port: Int = 0, _ body: (RunningServer) async throws -> T
 ) async throws -> T {
     let running = try await RunningServer.start(server, port: port)

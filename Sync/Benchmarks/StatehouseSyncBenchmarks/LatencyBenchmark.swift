@@ -1,0 +1,47 @@
+import Foundation
+import Statehouse
+import StatehouseServer
+import StatehouseSync
+import Synchronization
+import SyncFixtures
+
+/// Client A's dispatch to client B's subscriber, through a server on loopback that 10 clients follow: A dispatches,
+/// B's subscriber hears the new total, and only then A dispatches again.
+enum LatencyBenchmark {
+    static func run(quick: Bool) async throws -> Report {
+        let samples = quick ? 50 : 500
+        let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let syncServer = try Fixture.server()
+        return try await withRunningServer(syncServer) { server in
+            func synced(_ name: String) throws -> SyncedStore<Tracker, TrackerAction> {
+                try SyncedStore(
+                    name: "tracker", initialState: Tracker(), reducer: trackerReducer, server: server.url,
+                    token: Fixture.writer, outbox: folder.appendingPathComponent(name)
+                )
+            }
+            let a = try synced("a")
+            let followers = try (0..<10).map { try synced("b\($0)") }
+            let heard = Mutex<(total: Int, at: ContinuousClock.Instant)>((0, .now))
+            let token = followers[0].store.subscribe(\.total) { total in heard.withLock { $0 = (total, .now) } }
+            defer { token.cancel() }
+            try await waitUntil("every client to sync: \(a.status), \(followers.map(\.status))") {
+                followers.allSatisfy { $0.status == .synced } && a.status == .synced
+            }
+            var latencies: [Double] = []
+            for round in 1...(samples + 20) {
+                let start = ContinuousClock.now
+                a.store.dispatch(.count(1))
+                try await waitUntil("B to hear total \(round): it has \(heard.withLock { $0.total }); A: \(a.status); followers: \(syncServer.followerCounts); B0: \(followers[0].store.state.total) \(followers[0].status)") {
+                    heard.withLock { $0.total } >= round
+                }
+                let arrived = heard.withLock { $0.at }
+                if round > 20 { latencies.append(milliseconds(arrived - start)) }
+            }
+            var report = Report(title: "A's dispatch → B's subscriber (loopback, 10 clients following, \(samples) samples)")
+            report.rows.append(("p50", "\(format(percentile(latencies, 0.5), digits: 2)) ms", "≤ 20 ms"))
+            report.rows.append(("p99", "\(format(percentile(latencies, 0.99), digits: 2)) ms", "≤ 50 ms"))
+            return report
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import StatehouseSyncWire
+import Synchronization
+
+/// A push waiting for its group's commit.
+struct WaitingPush<Action: Codable & Sendable>: Sendable {
+    var request: PushRequest<Action>
+    var token: String
+    var answer: CheckedContinuation<Result<PushAnswer, PushFailure>, Never>
+}
+
+extension HostedStore {
+    /// What one push of a group does once its group commits.
+    private struct PreparedPush {
+        var answer: PushAnswer
+        var commit: CommittedPush?
+        var change: ChangeEvent?
+    }
+
+    func push(_ body: Data, token: String) async throws(PushFailure) -> PushAnswer {
+        // Decoded here, on the request's own task: only applying and committing wait in line.
+        let request = try decode(body)
+        let result = await withCheckedContinuation { answer in
+            if waitingPushes.add(WaitingPush(request: request, token: token, answer: answer)) {
+                pushes.async { self.drainPushes() }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Runs on ``pushes``: commits the waiting pushes a group at a time until none waits.
+    private func drainPushes() {
+        while true {
+            let group = waitingPushes.takeAll()
+            guard !group.isEmpty else { return }
+            commit(group)
+        }
+    }
+
+    /// Applies each push of `group` in turn to the live state, commits what they did in one transaction, then
+    /// publishes their changes and answers them. If the commit fails, none of them happened.
+    private func commit(_ group: [WaitingPush<Action>]) {
+        // Only this queue changes the live state: it stays what it is read here until this group publishes.
+        var live = shared.withLock { $0.live }
+        let prepared = group.map { waiting in
+            Result { () throws(PushFailure) -> PreparedPush in try prepare(waiting, on: &live) }
+        }
+        let commits = prepared.compactMap { try? $0.get().commit }
+        if !commits.isEmpty {
+            do {
+                try storage.commit(commits, store: name)
+            } catch {
+                let failure = PushFailure.unavailable("The server could not store the push: \(error)")
+                for waiting in group { waiting.answer.resume(returning: .failure(failure)) }
+                return
+            }
+        }
+        shared.withLock { shared in
+            shared.live = live
+            for case .success(let push) in prepared {
+                if let change = push.change { shared.publish(change) }
+            }
+        }
+        for (waiting, result) in zip(group, prepared) { waiting.answer.resume(returning: result.map(\.answer)) }
+    }
+
+    /// Applies one push to `live`, which it changes only if the push is taken.
+    private func prepare(
+        _ waiting: WaitingPush<Action>, on live: inout LiveStore<State, Action>
+    ) throws(PushFailure) -> PreparedPush {
+        let request = waiting.request
+        let caller = SyncCaller(client: request.client, token: waiting.token)
+        let outcome = try live.applying(
+            request, token: caller.token, maximumClients: limits.maximumClients,
+            authorize: { authorize(caller, $0) }, reducer: reducer
+        )
+        // Reads what earlier groups committed: a seq an earlier push of this group handled is not checked, and a
+        // client pushes its next batch only once its last one is answered.
+        let replayedRefusals = try replayed(request, handledBefore: live.handledThrough(request.client))
+        let handledThrough = outcome.store.handledThrough(request.client)
+        var prepared = PreparedPush(
+            answer: PushAnswer(
+                handledThrough: handledThrough,
+                refused: replayedRefusals + outcome.refused.map { Refusal(seq: $0.seq, reason: $0.reason) },
+                cursor: outcome.store.cursor
+            )
+        )
+        if outcome.handledMore {
+            let encoder = Self.encoder
+            do {
+                let state = try encoder.encode(outcome.store.state)
+                prepared.commit = CommittedPush(
+                    client: request.client,
+                    token: caller.token,
+                    state: state,
+                    cursor: outcome.store.cursor,
+                    handledThrough: handledThrough,
+                    applied: try zip((live.cursor + 1)..., outcome.applied).map { cursor, applied in
+                        CommittedPush.Applied(cursor: cursor, seq: applied.seq, action: try encoder.encode(applied.action))
+                    },
+                    refused: try outcome.refused.map { refused in
+                        CommittedPush.Refused(seq: refused.seq, reason: refused.reason, action: try encoder.encode(refused.action))
+                    }
+                )
+                if !outcome.applied.isEmpty {
+                    prepared.change = ChangeEvent(
+                        client: request.client,
+                        own: Self.changeEvent(cursor: outcome.store.cursor, state: state, handledThrough: handledThrough),
+                        others: Self.changeEvent(cursor: outcome.store.cursor, state: state, handledThrough: nil)
+                    )
+                }
+            } catch {
+                throw .unavailable("The push's state or actions cannot be encoded: \(error)")
+            }
+        }
+        live = outcome.store
+        return prepared
+    }
+
+    private func decode(_ body: Data) throws(PushFailure) -> PushRequest<Action> {
+        let request: PushRequest<Action>
+        do {
+            request = try JSONDecoder().decode(PushRequest<Action>.self, from: body)
+        } catch {
+            throw .badRequest("The body is not a batch of this store's actions: \(error)")
+        }
+        guard ClientID.isValid(request.client) else {
+            throw .badRequest("A client names itself with 1 to 64 characters of A-Z a-z 0-9 . _ -.")
+        }
+        guard request.actions.count <= limits.maximumBatch else {
+            throw .tooLarge("A batch holds at most \(limits.maximumBatch) actions.")
+        }
+        return request
+    }
+}

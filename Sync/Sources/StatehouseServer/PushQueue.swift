@@ -1,0 +1,28 @@
+import Synchronization
+
+/// Work that waits to be taken in groups by one drainer at a time: whoever adds to an idle queue becomes its drainer,
+/// and takes everything that waits until nothing does.
+final class PushQueue<Element: Sendable>: Sendable {
+    private let state = Mutex<(waiting: [Element], draining: Bool)>(([], false))
+
+    /// Adds `element`; returns whether the caller must start draining (nobody else is).
+    func add(_ element: Element) -> Bool {
+        state.withLock { state in
+            state.waiting.append(element)
+            guard !state.draining else { return false }
+            state.draining = true
+            return true
+        }
+    }
+
+    /// Everything that waits, in the order it came; empty once nothing does, and then the drainer is done: the next
+    /// ``add(_:)`` starts another.
+    func takeAll() -> [Element] {
+        state.withLock { state in
+            let taken = state.waiting
+            state.waiting = []
+            if taken.isEmpty { state.draining = false }
+            return taken
+        }
+    }
+}
