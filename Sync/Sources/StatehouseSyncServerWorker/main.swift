@@ -1,6 +1,7 @@
-// The tests' sync server in a process of its own, for the tests that kill it mid-push and for the schemathesis run:
-// `StatehouseSyncServerWorker DATABASE PORT` hosts the tracker fixture on the SQLite file DATABASE, prints
-// "listening PORT" once it listens, and stops gracefully on SIGTERM.
+// The tests' sync server in a process of its own, for the tests that kill it mid-push, the one across two hosts, and
+// the schemathesis run: `StatehouseSyncServerWorker DATABASE PORT [HOST]` hosts the tracker fixture on the SQLite
+// file DATABASE, on HOST (127.0.0.1 unless given), prints "listening PORT" once it listens, and stops gracefully on
+// SIGTERM.
 import Foundation
 import Hummingbird
 import ServiceLifecycle
@@ -9,12 +10,12 @@ import UnixSignals
 import SyncFixtures
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3, let port = Int(arguments[2]) else {
-    FileHandle.standardError.write(Data("usage: StatehouseSyncServerWorker DATABASE PORT\n".utf8))
+guard (3...4).contains(arguments.count), let port = Int(arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: StatehouseSyncServerWorker DATABASE PORT [HOST]\n".utf8))
     exit(2)
 }
 let server = try Fixture.server(storage: .sqlite(path: arguments[1]))
-let application = server.application(port: port) { port in
+let application = server.application(host: arguments.count == 4 ? arguments[3] : "127.0.0.1", port: port) { port in
     FileHandle.standardOutput.write(Data("listening \(port)\n".utf8))
 }
 try await ServiceGroup(

@@ -8,10 +8,17 @@ final class HelperProcess: Sendable {
     private let process: Process
     private let output = Mutex<[String]>([])
 
-    init(_ name: String, _ arguments: [String]) throws {
+    /// - Parameter namespace: The network namespace to run it in (`ip netns exec` enters it, then becomes the
+    ///   worker: the process is the worker's own).
+    init(_ name: String, _ arguments: [String], namespace: String? = nil) throws {
         let process = Process()
-        process.executableURL = helperExecutable(named: name)
-        process.arguments = arguments
+        if let namespace {
+            process.executableURL = NetworkNamespace.ip
+            process.arguments = ["netns", "exec", namespace, helperExecutable(named: name).path] + arguments
+        } else {
+            process.executableURL = helperExecutable(named: name)
+            process.arguments = arguments
+        }
         let pipe = Pipe()
         process.standardOutput = pipe
         self.process = process
