@@ -25,8 +25,9 @@ enum LatencyBenchmark {
             let heard = Mutex<(total: Int, at: ContinuousClock.Instant)>((0, .now))
             let token = followers[0].store.subscribe(\.total) { total in heard.withLock { $0 = (total, .now) } }
             defer { token.cancel() }
-            try await waitUntil("every client to sync: \(a.status), \(followers.map(\.status))") {
-                followers.allSatisfy { $0.status == .synced } && a.status == .synced
+            // A store shows `synced` before its feed is open: wait for the server to count all eleven feeds.
+            try await waitUntil("every client's feed to open: \(syncServer.followerCounts)") {
+                syncServer.followerCounts["tracker"] == 11
             }
             var latencies: [Double] = []
             for round in 1...(samples + 20) {
