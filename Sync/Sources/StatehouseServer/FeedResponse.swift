@@ -3,7 +3,7 @@ import NIOCore
 import ServiceLifecycle
 import Synchronization
 
-/// A store's feed as server-sent events: the events ``AnyHostedStore/follow(client:after:)`` gives, with a comment
+/// A store's feed as server-sent events: the events ``AnyHostedStore/follow(_:after:)`` gives, with a comment
 /// line whenever the feed has been quiet for a heartbeat, so that proxies keep it open and a client that vanished is
 /// noticed (the server learns it only when a write fails).
 ///

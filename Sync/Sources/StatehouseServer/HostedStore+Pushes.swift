@@ -104,7 +104,7 @@ extension HostedStore {
                 )
                 if !outcome.applied.isEmpty {
                     prepared.change = ChangeEvent(
-                        client: request.client,
+                        pusher: caller,
                         own: Self.changeEvent(cursor: outcome.store.cursor, state: state, handledThrough: handledThrough),
                         others: Self.changeEvent(cursor: outcome.store.cursor, state: state, handledThrough: nil)
                     )

@@ -14,10 +14,12 @@ public struct SyncCaller: Sendable, Equatable {
 protocol AnyHostedStore: Sendable {
     /// Applies the batch in `body`, pushed with the token named `token`.
     func push(_ body: Data, token: String) async throws(PushFailure) -> PushAnswer
-    func snapshot(client: String) throws(PushFailure) -> Data
+    /// The state now, and how far it holds the caller's client's actions (0 unless the client belongs to the
+    /// caller's token).
+    func snapshot(for caller: SyncCaller) throws(PushFailure) -> Data
     /// The feed of changes for `client`: a snapshot first unless `lastSeen` is the current cursor, then each change.
     /// - Returns: The events' bytes (each a whole server-sent event), and what ends them.
-    func follow(client: String, after lastSeen: Int64?) -> (events: AsyncStream<ByteBuffer>, end: @Sendable () -> Void)
+    func follow(_ caller: SyncCaller, after lastSeen: Int64?) -> (events: AsyncStream<ByteBuffer>, end: @Sendable () -> Void)
     /// The clients that pushed to this store, for a dashboard.
     var clientCount: Int { get }
     /// The feeds open now.
@@ -27,7 +29,7 @@ protocol AnyHostedStore: Sendable {
 /// One store a ``SyncServer`` hosts: its live state, the pushes applied to it one at a time, and its followers.
 final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: AnyHostedStore {
     struct Follower {
-        var client: String
+        var caller: SyncCaller
         var events: AsyncStream<ByteBuffer>.Continuation
     }
 
@@ -36,14 +38,14 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
         var followers: [UInt64: Follower] = [:]
         var nextFollower: UInt64 = 0
 
-        /// Sends a change to every follower: to the pushing client's own feeds with how far the push handled its
-        /// actions, to the others without (a client's name is what it pushes as; nobody else learns it). A follower
+        /// Sends a change to every follower: to the pushing client's own feeds (its name, with the token it pushes
+        /// with) with how far the push handled its actions, to the others without. A follower
         /// whose buffer is full is cut off rather than skipped: a skipped change could carry its client's last
         /// handled sequence number, and the client would apply those actions twice. It reconnects with the last id it
         /// saw and starts again from a snapshot.
         mutating func publish(_ change: ChangeEvent) {
             for (id, follower) in followers {
-                let event = follower.client == change.client ? change.own : change.others
+                let event = follower.caller == change.pusher ? change.own : change.others
                 if case .dropped = follower.events.yield(event) {
                     follower.events.finish()
                     followers.removeValue(forKey: id)
@@ -54,7 +56,7 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
 
     /// A push's change as the feeds send it.
     struct ChangeEvent {
-        var client: String
+        var pusher: SyncCaller
         var own: ByteBuffer
         var others: ByteBuffer
     }
@@ -127,18 +129,18 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
         return refusals
     }
 
-    func snapshot(client: String) throws(PushFailure) -> Data {
+    func snapshot(for caller: SyncCaller) throws(PushFailure) -> Data {
         let live = shared.withLock { $0.live }
         do {
             return try Self.encoder.encode(
-                StoreSnapshot(cursor: live.cursor, state: live.state, handledThrough: live.handledThrough(client))
+                StoreSnapshot(cursor: live.cursor, state: live.state, handledThrough: live.handledThrough(of: caller))
             )
         } catch {
             throw .unavailable("The store's state cannot be encoded: \(error)")
         }
     }
 
-    func follow(client: String, after lastSeen: Int64?) -> (events: AsyncStream<ByteBuffer>, end: @Sendable () -> Void) {
+    func follow(_ caller: SyncCaller, after lastSeen: Int64?) -> (events: AsyncStream<ByteBuffer>, end: @Sendable () -> Void) {
         let (events, continuation) = AsyncStream.makeStream(
             of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(limits.followerBuffer)
         )
@@ -149,13 +151,13 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
                     Self.event(
                         FeedEvent.snapshot, id: live.cursor,
                         json: (try? Self.encoder.encode(
-                            StoreSnapshot(cursor: live.cursor, state: live.state, handledThrough: live.handledThrough(client))
+                            StoreSnapshot(cursor: live.cursor, state: live.state, handledThrough: live.handledThrough(of: caller))
                         )) ?? Data("{}".utf8)
                     )
                 )
             }
             defer { shared.nextFollower += 1 }
-            shared.followers[shared.nextFollower] = Follower(client: client, events: continuation)
+            shared.followers[shared.nextFollower] = Follower(caller: caller, events: continuation)
             return shared.nextFollower
         }
         let end: @Sendable () -> Void = { [weak self] in

@@ -13,6 +13,11 @@ struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendabl
         clients[client]?.handledThrough ?? 0
     }
 
+    /// How far the store handled the caller's client's actions, told only to the token the client belongs to.
+    func handledThrough(of caller: SyncCaller) -> Int64 {
+        clients[caller.client].flatMap { $0.token == caller.token ? $0.handledThrough : nil } ?? 0
+    }
+
     /// What a push did: the store after it, and what to commit and answer. `nil` answer parts mean nothing changed.
     struct Outcome {
         var store: LiveStore

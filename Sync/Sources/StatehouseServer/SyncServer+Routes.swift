@@ -15,8 +15,8 @@ extension SyncServer {
         }
         router.get("stores/:name") { request, context in
             await self.answer {
-                let (store, _) = try self.store(request, context, writing: false)
-                return .json(try store.snapshot(client: try Self.client(of: request)))
+                let (store, grant) = try self.store(request, context, writing: false)
+                return .json(try store.snapshot(for: SyncCaller(client: try Self.client(of: request), token: grant.name)))
             }
         }
         router.post("stores/:name/actions") { request, context in
@@ -28,10 +28,10 @@ extension SyncServer {
         }
         router.get("stores/:name/events") { request, context in
             await self.answer {
-                let (store, _) = try self.store(request, context, writing: false)
-                let client = try Self.client(of: request)
+                let (store, grant) = try self.store(request, context, writing: false)
+                let caller = SyncCaller(client: try Self.client(of: request), token: grant.name)
                 let lastSeen = try Self.lastEventID(of: request)
-                let feed = FeedResponse(heartbeat: self.limits.heartbeat) { store.follow(client: client, after: lastSeen) }
+                let feed = FeedResponse(heartbeat: self.limits.heartbeat) { store.follow(caller, after: lastSeen) }
                 return .stream(feed.response())
             }
         }

@@ -1,6 +1,7 @@
 /// A store's state as the server holds it: `GET /stores/{name}`, and the `snapshot` event that starts a feed.
 ///
-/// `handledThrough` is the asking client's: every one of its actions up to it is in `state` or was refused.
+/// `handledThrough` is the asking client's (0 unless the client belongs to the asking token): every one of its
+/// actions up to it is in `state` or was refused.
 public struct StoreSnapshot<State: Codable & Sendable>: Codable, Sendable {
     public var cursor: Int64
     public var state: State

@@ -1,6 +1,8 @@
 import Foundation
 import StatehouseServer
+@testable import StatehouseSync
 import StatehouseSyncWire
+import StatehouseTestSupport
 import SyncFixtures
 import Testing
 
@@ -45,6 +47,29 @@ import Testing
             #expect(try await server.push([(2, .add("alice 2"))]).status == 200)
             #expect(try await server.push(client: "mallory", [(1, .add("m"))], token: Fixture.secondWriter).status == 200)
             #expect(try await server.snapshot().state.entries == ["alice 1", "alice 2", "m"])
+        }
+    }
+
+    /// How far a client's actions are handled is told only to the token the client belongs to: another token that
+    /// may read the store, naming the client, learns nothing of its numbers, in a snapshot or in the feed.
+    @Test func aClientsNumbersAreToldOnlyToItsOwnToken() async throws {
+        let syncServer = try Fixture.server()
+        try await withRunningServer(syncServer) { server async throws in
+            #expect(try await server.push(client: "c", [(1, .add("a")), (2, .add("b"))]).status == 200)
+            let own = try await server.request("GET", "stores/tracker?client=c").decoded(StoreSnapshot<Tracker>.self)
+            let other = try await server.request("GET", "stores/tracker?client=c", token: Fixture.reader)
+                .decoded(StoreSnapshot<Tracker>.self)
+            #expect(own.handledThrough == 2 && other.handledThrough == 0 && other.cursor == 2)
+            var events = SyncConnection(server: server.url, store: "tracker", token: Fixture.reader)
+                .feed(client: "c", after: 2).makeAsyncIterator()
+            #expect(await eventually { syncServer.followerCounts["tracker"] == 1 })
+            #expect(try await server.push(client: "c", [(3, .add("c"))]).status == 200)
+            var change: ServerSentEvent?
+            while change == nil, let event = try await events.next() {
+                if event.name == FeedEvent.change { change = event }
+            }
+            let data = try #require(change?.data)
+            #expect(try JSONDecoder().decode(StoreChange<Tracker>.self, from: Data(data.utf8)).handledThrough == nil)
         }
     }
 
