@@ -89,8 +89,9 @@ struct FeedResponse: Sendable {
 
 /// The response's writer, lent to the task that writes the events.
 ///
-/// `@unchecked Sendable`: one task at a time uses it. The response's task hands it to the writing task, and takes it
-/// back only once it has awaited that task's end.
+/// `@unchecked Sendable`, safe because one task at a time uses it: the response's task stores it before creating the
+/// writing task (creation orders the store before that task's first use), and reads it back only after awaiting that
+/// task's value (the task's end orders its last use before the read). No other task is given it.
 private final class WriterBox: @unchecked Sendable {
     var writer: any ResponseBodyWriter
 
