@@ -35,6 +35,7 @@ extension SyncServer {
                 return .stream(feed.response())
             }
         }
+        addContainerRoutes(to: router)
     }
 
     /// A server on its own: the sync routes on `host:port`, loopback by default so that nothing outside this machine
@@ -65,14 +66,14 @@ extension SyncServer {
         guard writing ? grant.mayWrite(store: name) : grant.mayRead(store: name) else {
             throw .status(.forbidden, "This token may not \(writing ? "push to" : "read") the store \(name).")
         }
-        switch hosting(name) {
-        case .store(let store): return (store, grant)
+        switch hosting(store: name) {
+        case .hosted(let store): return (store, grant)
         case .unavailable(let why): throw .status(.serviceUnavailable, why)
         case nil: throw .status(.notFound, "No store is hosted as \(name).")
         }
     }
 
-    private func authenticated(_ request: Request) throws(RouteFailure) -> SyncGrant {
+    func authenticated(_ request: Request) throws(RouteFailure) -> SyncGrant {
         let header = request.headers[.authorization] ?? ""
         let prefix = "Bearer "
         guard header.hasPrefix(prefix), let grant = tokens.grant(for: String(header.dropFirst(prefix.count))) else {
@@ -91,7 +92,7 @@ extension SyncServer {
 
     /// The cursor a feed resumes after: the `Last-Event-ID` header (what an `EventSource` sends when it reconnects),
     /// else `?since=`; `nil` for a new feed.
-    private static func lastEventID(of request: Request) throws(RouteFailure) -> Int64? {
+    static func lastEventID(of request: Request) throws(RouteFailure) -> Int64? {
         let since = request.uri.queryParameters.get("since").map { String($0) }
         guard let text = request.headers[HTTPField.Name("Last-Event-ID")!] ?? since else { return nil }
         guard let cursor = Int64(text), cursor >= 0 else {
@@ -108,7 +109,7 @@ extension SyncServer {
         }
     }
 
-    private func body(of request: Request) async throws(RouteFailure) -> Data {
+    func body(of request: Request) async throws(RouteFailure) -> Data {
         do {
             return Data(try await request.body.collect(upTo: limits.maximumBody).readableBytesView)
         } catch {
@@ -117,12 +118,14 @@ extension SyncServer {
     }
 
     /// Runs a route's work; its failures become their 4xx or 5xx answers.
-    private func answer(_ work: () async throws -> Answer) async -> Response {
+    func answer(_ work: () async throws -> Answer) async -> Response {
         do {
             return try await work().response
         } catch let failure as RouteFailure {
             return failure.response
         } catch let failure as PushFailure {
+            return failure.routeFailure.response
+        } catch let failure as ContainerWriteFailure {
             return failure.routeFailure.response
         } catch {
             return RouteFailure.status(.internalServerError, "\(error)").response
@@ -132,17 +135,21 @@ extension SyncServer {
 
 /// What a route answers when it succeeds.
 enum Answer {
-    case json(Data)
+    case json(Data, entityTag: String? = nil)
+    /// 204, with the `ETag` of what the request left.
+    case noContent(entityTag: String)
     case stream(Response)
 
     var response: Response {
         switch self {
-        case .json(let data):
-            Response(
-                status: .ok, headers: [.contentType: "application/json"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
-            )
-        case .stream(let response): response
+        case .json(let data, let entityTag):
+            var headers: HTTPFields = [.contentType: "application/json"]
+            headers[.eTag] = entityTag
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        case .noContent(let entityTag):
+            return Response(status: .noContent, headers: [.eTag: entityTag])
+        case .stream(let response):
+            return response
         }
     }
 }
@@ -150,7 +157,8 @@ enum Answer {
 /// Why a route answers with a 4xx or 5xx, always with an ``ErrorAnswer`` body.
 enum RouteFailure: Error {
     case unauthorized
-    case status(HTTPResponse.Status, String, handledThrough: Int64? = nil)
+    /// With the `ETag` of a container's version the answer is about, if any.
+    case status(HTTPResponse.Status, String, handledThrough: Int64? = nil, entityTag: String? = nil)
 
     var response: Response {
         switch self {
@@ -158,8 +166,10 @@ enum RouteFailure: Error {
             var response = Self.error(.unauthorized, ErrorAnswer(error: "Send a token: Authorization: Bearer …"))
             response.headers[.wwwAuthenticate] = "Bearer"
             return response
-        case .status(let status, let message, let handledThrough):
-            return Self.error(status, ErrorAnswer(error: message, handledThrough: handledThrough))
+        case .status(let status, let message, let handledThrough, let entityTag):
+            var response = Self.error(status, ErrorAnswer(error: message, handledThrough: handledThrough))
+            response.headers[.eTag] = entityTag
+            return response
         }
     }
 

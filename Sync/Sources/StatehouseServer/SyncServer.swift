@@ -4,27 +4,31 @@ import Statehouse
 import StatehouseSyncWire
 import Synchronization
 
-/// The authoritative copy of named stores, which apps follow offline-first with `SyncedStore` (`StatehouseSync`).
+/// The authoritative copy of named stores and containers, which apps follow offline-first with `SyncedStore` and
+/// `RemoteStorage` (`StatehouseSync`).
 ///
 /// ```swift
 /// let server = SyncServer(storage: try .sqlite(path: "sync.sqlite"), tokens: try SyncTokens([
 ///     SyncGrant(name: "alice's phone", token: phoneToken, stores: ["tracker": .readWrite]),
 /// ]))
 /// server.host(store: "tracker", initialState: Tracker(), reducer: trackerReducer)   // the app's own reducer
+/// server.host(container: "settings", of: Settings.self)
 /// try await server.application(port: 8090).runService()
 /// ```
 ///
 /// Each pushed action is applied once, in the order its client sent it, with the store's reducer, and committed with
-/// the client's sequence number in one transaction. The wire protocol is `openapi.json`, served at `/openapi.json`.
+/// the client's sequence number in one transaction. A container's value is replaced only by a write that names the
+/// version it replaces (`If-Match`), so that no client overwrites a value it never saw. The wire protocol is `openapi.json`, served at `/openapi.json`.
 public final class SyncServer: Sendable {
     public let storage: SyncServerStorage
     let tokens: SyncTokens
     let limits: SyncLimits
-    private let hosted = Mutex<[String: Hosting]>([:])
+    private let hostedStores = Mutex<[String: Hosting<any AnyHostedStore>]>([:])
+    private let hostedContainers = Mutex<[String: Hosting<HostedContainer>]>([:])
 
-    /// A hosted store, or why it could not be loaded (its requests are answered 503 with the reason).
-    enum Hosting: Sendable {
-        case store(any AnyHostedStore)
+    /// A hosted store or container, or why it could not be loaded (its requests are answered 503 with the reason).
+    enum Hosting<Hosted: Sendable>: Sendable {
+        case hosted(Hosted)
         case unavailable(String)
     }
 
@@ -49,9 +53,9 @@ public final class SyncServer: Sendable {
         reducer: @escaping @Sendable (inout State, Action) throws -> Void,
         authorize: @escaping @Sendable (SyncCaller, Action) -> SyncVerdict = { _, _ in .allow }
     ) {
-        let hosting: Hosting
+        let hosting: Hosting<any AnyHostedStore>
         do {
-            hosting = .store(
+            hosting = .hosted(
                 try HostedStore(
                     name: name, initialState: initialState, storage: storage, limits: limits, reducer: reducer,
                     authorize: authorize
@@ -60,9 +64,29 @@ public final class SyncServer: Sendable {
         } catch {
             hosting = .unavailable("The stored state of \(name) cannot be read: \(error)")
         }
-        hosted.withLock { hosted in
+        hostedStores.withLock { hosted in
             precondition(hosted[name] == nil, "The store \(name) is hosted already.")
             hosted[name] = hosting
+        }
+    }
+
+    /// Hosts the container `key`: clients read it, follow it, and replace it with writes that name the version they
+    /// replace (`RemoteStorage` in `StatehouseSync` does). A body that is not JSON of `type` is refused (400).
+    ///
+    /// - Parameters:
+    ///   - key: The container's key in the routes (`/containers/{key}`): 1 to 64 characters of `A-Z a-z 0-9 . _ -`.
+    ///   - type: The container's value type, as the app's `StateContainer` encodes it (JSON).
+    public func host<Value: Codable & Sendable>(container key: String, of type: Value.Type) {
+        precondition(ClientID.isValid(key), "A hosted container's key is 1 to 64 characters of A-Z a-z 0-9 . _ -.")
+        let hosting: Hosting<HostedContainer>
+        do {
+            hosting = .hosted(try HostedContainer(key: key, storage: storage, reject: HostedContainer.rejecting(type)))
+        } catch {
+            hosting = .unavailable("The stored value of \(key) cannot be read: \(error)")
+        }
+        hostedContainers.withLock { hosted in
+            precondition(hosted[key] == nil, "The container \(key) is hosted already.")
+            hosted[key] = hosting
         }
     }
 
@@ -88,13 +112,24 @@ public final class SyncServer: Sendable {
         stores.mapValues(\.followerCount)
     }
 
-    private var stores: [String: any AnyHostedStore] {
-        hosted.withLock { $0 }.compactMapValues { hosting in
-            if case .store(let store) = hosting { store } else { nil }
+    /// The feeds open now on each hosted container.
+    public var containerFollowerCounts: [String: Int] {
+        hostedContainers.withLock { $0 }.compactMapValues { hosting in
+            if case .hosted(let container) = hosting { container.followerCount } else { nil }
         }
     }
 
-    func hosting(_ name: String) -> Hosting? {
-        hosted.withLock { $0[name] }
+    private var stores: [String: any AnyHostedStore] {
+        hostedStores.withLock { $0 }.compactMapValues { hosting in
+            if case .hosted(let store) = hosting { store } else { nil }
+        }
+    }
+
+    func hosting(store name: String) -> Hosting<any AnyHostedStore>? {
+        hostedStores.withLock { $0[name] }
+    }
+
+    func hosting(container key: String) -> Hosting<HostedContainer>? {
+        hostedContainers.withLock { $0[key] }
     }
 }

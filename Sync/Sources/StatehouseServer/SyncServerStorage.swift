@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
 
-/// Where a ``SyncServer`` keeps the authoritative copy of its stores: each store's state and cursor, every client's
-/// last handled sequence number, the actions it applied and those it refused.
+/// Where a ``SyncServer`` keeps the authoritative copy of its stores and containers: each store's state and cursor,
+/// every client's last handled sequence number, the actions it applied and those it refused; each container's value
+/// and version.
 ///
 /// Each push is one transaction: the new state, the client's sequence number and the log entries commit together
 /// or not at all, so an action is applied once even when the server is killed mid-push and the client pushes again.
@@ -44,6 +45,11 @@ public struct SyncServerStorage: Sendable {
                     action BLOB NOT NULL, PRIMARY KEY (store, client, seq)
                 );
                 """)
+        }
+        migrator.registerMigration("sync containers") { db in
+            // A removal keeps the row, with no value and the next version: a version names one value for good, so
+            // an `If-Match` of a value removed and stored again never matches the new one.
+            try db.execute(sql: "CREATE TABLE syncContainer (key TEXT PRIMARY KEY, value BLOB, version INTEGER NOT NULL)")
         }
         try migrator.migrate(database)
     }

@@ -12,21 +12,24 @@ public enum Fixture {
 
     public static func tokens() throws -> SyncTokens {
         try SyncTokens([
-            SyncGrant(name: "writer", token: writer, stores: ["tracker": .readWrite]),
-            SyncGrant(name: "second writer", token: secondWriter, stores: ["tracker": .readWrite]),
-            SyncGrant(name: "reader", token: reader, stores: ["tracker": .read]),
+            SyncGrant(name: "writer", token: writer, stores: ["tracker": .readWrite], containers: ["settings": .readWrite]),
+            SyncGrant(
+                name: "second writer", token: secondWriter, stores: ["tracker": .readWrite], containers: ["settings": .readWrite]
+            ),
+            SyncGrant(name: "reader", token: reader, stores: ["tracker": .read], containers: ["settings": .read]),
             SyncGrant(name: "other", token: other, stores: ["other": .readWrite]),
         ])
     }
 
     /// A server hosting `tracker`, whose `authorize` refuses ``TrackerAction/forbidden`` and whose reducer throws on
-    /// ``TrackerAction/impossible``.
+    /// ``TrackerAction/impossible``, and the container `settings` (``Settings``).
     public static func server(storage: SyncServerStorage? = nil, limits: SyncLimits = SyncLimits()) throws -> SyncServer {
         let server = SyncServer(storage: try storage ?? .inMemory(), tokens: try tokens(), limits: limits)
         server.host(
             store: "tracker", initialState: Tracker(), reducer: serverReducer,
             authorize: { _, action in action == .forbidden ? .refuse("forbidden here") : .allow }
         )
+        server.host(container: "settings", of: Settings.self)
         return server
     }
 

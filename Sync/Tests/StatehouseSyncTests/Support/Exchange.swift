@@ -19,9 +19,12 @@ struct Exchange {
 }
 
 extension RunningServer {
-    func request(_ method: String, _ path: String, token: String? = Fixture.writer, body: Data? = nil) async throws -> Exchange {
+    func request(
+        _ method: String, _ path: String, token: String? = Fixture.writer, body: Data? = nil, headers: [String: String] = [:]
+    ) async throws -> Exchange {
         var request = URLRequest(url: URL(string: path, relativeTo: url)!)
         request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.httpBody = body
         if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }

@@ -1,0 +1,66 @@
+import Foundation
+
+/// A hosted container as the server holds it: its value (`nil` when nothing is stored) and its version, which rises
+/// by one with every write and removal, so that a version names one value for good (its `ETag`).
+struct StoredContainer: Sendable, Equatable {
+    /// Version 0: nothing was ever stored.
+    static let never = StoredContainer(version: 0, value: nil)
+
+    var version: Int64
+    var value: Data?
+
+    var exists: Bool { value != nil }
+
+    /// The `ETag` of the version: a strong one, since a version's bytes never change.
+    var entityTag: String { "\"\(version)\"" }
+}
+
+/// What a write to a container asks of its current version: the `If-Match` and `If-None-Match` headers (RFC 9110).
+///
+/// A write must ask something: one that does not could replace a value its client never saw, which is the lost
+/// update these headers exist to prevent (the server answers 428).
+struct WriteCondition: Sendable, Equatable {
+    enum Tags: Sendable, Equatable {
+        /// `*`: any current value.
+        case any
+        /// A list of entity tags; tags this server never gives (weak ones, text) are kept out, so they match nothing.
+        case versions([Int64])
+    }
+
+    var ifMatch: Tags?
+    var ifNoneMatch: Tags?
+
+    /// `nil` when neither header is there.
+    init?(ifMatch: String?, ifNoneMatch: String?) {
+        guard ifMatch != nil || ifNoneMatch != nil else { return nil }
+        self.ifMatch = ifMatch.map { Self.tags($0, weakMatches: false) }
+        self.ifNoneMatch = ifNoneMatch.map { Self.tags($0, weakMatches: true) }
+    }
+
+    /// Whether a write may replace `current`. `If-Match` uses the strong comparison and `If-None-Match` the weak
+    /// one, as RFC 9110 says; neither matches a container with nothing stored, except `If-None-Match: *`'s absence.
+    func holds(for current: StoredContainer) -> Bool {
+        if let ifMatch, !current.exists || !ifMatch.contain(current.version) { return false }
+        if let ifNoneMatch, current.exists, ifNoneMatch.contain(current.version) { return false }
+        return true
+    }
+
+    private static func tags(_ header: String, weakMatches: Bool) -> Tags {
+        if header.trimmingCharacters(in: .whitespaces) == "*" { return .any }
+        return .versions(header.split(separator: ",").compactMap { element in
+            var tag = element.trimmingCharacters(in: .whitespaces)[...]
+            if weakMatches, tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+            guard tag.count >= 3, tag.first == "\"", tag.last == "\"" else { return nil }
+            return Int64(tag.dropFirst().dropLast())
+        })
+    }
+}
+
+extension WriteCondition.Tags {
+    func contain(_ version: Int64) -> Bool {
+        switch self {
+        case .any: true
+        case .versions(let versions): versions.contains(version)
+        }
+    }
+}

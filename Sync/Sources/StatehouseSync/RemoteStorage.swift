@@ -1,0 +1,204 @@
+import Foundation
+import Statehouse
+import StatehouseSyncWire
+import Synchronization
+
+/// A storage whose keys are containers a `SyncServer` hosts (`host(container:of:)`), with a local cache: containers
+/// on it work offline and follow the server's value.
+///
+/// ```swift
+/// let remote = try RemoteStorage(server: url, token: token, cache: cacheFolder)
+/// let settings = StateContainer(Settings(), key: "settings", storage: remote)
+/// settings.modify { $0.theme = "dark" }                  // works offline; pushed when the server can be reached
+/// for await status in remote.syncStatus { … }             // synced, pending(n), offline(since:), failed(…)
+/// ```
+///
+/// What the app reads is the cache: its own write until the server holds it, else the server's value as last
+/// heard. `save` (a container's `modify`, or its coalesced writes) writes the cache, durably, and returns; the write
+/// is pushed in the background, replacing only the version it was made on (`If-Match`). When the server's value has
+/// moved on, the ``ConflictPolicy`` decides. A container's `update` is a transaction on the server's value while the
+/// server can be reached (its body runs on the newest value, and again when another write came first), and a local
+/// write otherwise.
+///
+/// Each key read is followed (the server's feed, resumed by version), so another app's write reaches the
+/// containers' listeners in milliseconds. A write left in the cache by an earlier run is pushed once a container
+/// reads its key again. Keys are 1 to 64 characters of `A-Z a-z 0-9 . _ -`, as the server's routes take them.
+public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, Sendable {
+    let connection: ContainerConnection
+    let policy: ConflictPolicy
+    let cache: RemoteCache
+    let health = Mutex(SyncHealth(pending: 0))
+    let backoff = Mutex(Backoff())
+    let statusContainer: StateContainer<SyncStatus>
+    let followers = Mutex<Followers>(Followers())
+    /// Held while a key is written to the server, so that the pushes and `update`'s transactions go one at a time.
+    let writing = NSLock()
+    let pushing = DispatchQueue(label: "statehouse.remote.push")
+    let pushScheduled = Mutex(false)
+    private let lock: OutboxLock
+
+    /// The feeds followed, and whom to tell when a key's value changes.
+    struct Followers {
+        var feeds: [String: Task<Void, Never>] = [:]
+        var watchers: [String: [UInt64: @Sendable () -> Void]] = [:]
+        var nextWatcher: UInt64 = 0
+    }
+
+    /// - Parameters:
+    ///   - server: The server's base URL (its routes are under it: `containers/{key}` …).
+    ///   - token: What the server knows this app by (`Authorization: Bearer …`).
+    ///   - cache: A folder of this storage's own, created if missing: the values last heard and the writes not yet
+    ///     pushed, so that the app starts offline where it stopped.
+    ///   - conflicts: What a local write that the server's value has moved on from becomes.
+    /// - Throws: ``SyncError/outboxInUse(path:)`` while another remote storage uses `cache`, or
+    ///   ``SyncError/outboxUnusable(path:reason:)``.
+    public init(server: URL, token: String, cache: URL, conflicts: ConflictPolicy = .rerunUpdate) throws(SyncError) {
+        lock = try OutboxLock(folder: cache, name: "remote")
+        connection = ContainerConnection(http: SyncHTTP(server: server, token: token, timeout: 10))
+        policy = conflicts
+        self.cache = RemoteCache(folder: cache)
+        statusContainer = StateContainer(SyncStatus.synced, key: "statehouse.remote.status.\(UUID().uuidString)")
+    }
+
+    deinit {
+        for feed in followers.withLock({ $0.feeds.values }) { feed.cancel() }
+    }
+
+    /// How the storage stands with the server now: ``SyncStatus/pending(_:)`` counts the keys with a write the
+    /// server does not hold yet.
+    public var status: SyncStatus {
+        statusContainer.value
+    }
+
+    /// The status now, then each change.
+    public var syncStatus: AsyncStream<SyncStatus> {
+        statusContainer.values
+    }
+
+    /// Pushes now instead of at the next back-off's end.
+    public func syncNow() {
+        schedulePush()
+    }
+
+    // MARK: StateStorage
+
+    public func load(key: String) throws -> Data? {
+        try loadWithFingerprint(key: key).data
+    }
+
+    public func save(_ data: Data, key: String) throws {
+        _ = try saveReturningFingerprint(data, key: key)
+    }
+
+    public func remove(key: String) throws {
+        try write(nil, key: key)
+    }
+
+    // MARK: ChangeDetectingStorage
+
+    public func fingerprint(key: String) throws -> StorageFingerprint {
+        try loadWithFingerprint(key: key).fingerprint
+    }
+
+    public func loadWithFingerprint(key: String) throws -> (data: Data?, fingerprint: StorageFingerprint) {
+        try Self.check(key, .load)
+        follow(key)
+        let entry = try cache.entry(key)
+        // A write an earlier run left: counted and pushed from now on.
+        if entry.pending != nil {
+            changed(pending: cache.pendingKeys.count)
+            schedulePush()
+        }
+        return (entry.visible, Self.fingerprint(of: entry.visible))
+    }
+
+    public func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
+        try write(data, key: key)
+    }
+
+    // MARK: TransactionalStorage
+
+    public func transact(key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint {
+        try Self.check(key, .transact)
+        follow(key)
+        return try transaction(key, transform)
+    }
+
+    // MARK: ChangeNotifyingStorage
+
+    public func watchChanges(of key: String, _ onChange: @escaping @Sendable () -> Void) throws(StorageError) -> StorageWatch {
+        try Self.check(key, .watch)
+        let id = followers.withLock { followers in
+            defer { followers.nextWatcher += 1 }
+            followers.watchers[key, default: [:]][followers.nextWatcher] = onChange
+            return followers.nextWatcher
+        }
+        follow(key)
+        return StorageWatch { [weak self] in
+            _ = self?.followers.withLock { $0.watchers[key]?.removeValue(forKey: id) }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// A local write: into the cache now, to the server in the background.
+    @discardableResult
+    func write(_ data: Data?, key: String) throws -> StorageFingerprint {
+        try Self.check(key, data == nil ? .remove : .save)
+        // A copy of bytes a container could not decode (`setAside`) stays here: the server hosts no such key.
+        if key.contains(".undecodable.") { return try keepLocally(data, key: key) }
+        follow(key)
+        let entry = try cache.change(key) { $0.record(data) }.entry
+        changed(pending: cache.pendingKeys.count)
+        if health.withLock({ $0.offline == nil }) { schedulePush() }
+        return Self.fingerprint(of: entry.visible)
+    }
+
+    private func keepLocally(_ data: Data?, key: String) throws -> StorageFingerprint {
+        let entry = try cache.change(key) { entry in
+            entry.server = data
+            entry.version = nil
+            entry.pending = nil
+        }.entry
+        return Self.fingerprint(of: entry.visible)
+    }
+
+    /// Tells the watchers of `key` that its value may have changed.
+    func notify(_ key: String) {
+        for watcher in followers.withLock({ $0.watchers[key].map { Array($0.values) } ?? [] }) { watcher() }
+    }
+
+    /// Takes in what the sync loops learned, and publishes the status that follows.
+    func updateHealth(_ change: (inout SyncHealth) -> Void) {
+        let status = health.withLock { health in
+            change(&health)
+            return health.status
+        }
+        if statusContainer.value != status { statusContainer.modify(status) }
+    }
+
+    func changed(pending: Int) {
+        updateHealth { $0.pending = pending }
+    }
+
+    private static func check(_ key: String, _ operation: StorageError.Operation) throws(StorageError) {
+        guard ClientID.isValid(key) || key.contains(".undecodable.") else {
+            throw StorageError(
+                .invalidConfiguration, key: key, operation: operation,
+                message: "A remote container's key is 1 to 64 characters of A-Z a-z 0-9 . _ -, as the server's routes take it."
+            )
+        }
+    }
+
+    /// A hash of the bytes (FNV-1a, 64 bits) with their count: equal values give equal fingerprints, whoever wrote
+    /// them, so the server's confirmation of this app's own write is not taken for a change.
+    static func fingerprint(of data: Data?) -> StorageFingerprint {
+        guard let data else { return .absent }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in data {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return StorageFingerprint([Int64(data.count), Int64(bitPattern: hash)])
+    }
+}
