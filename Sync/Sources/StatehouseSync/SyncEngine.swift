@@ -27,12 +27,16 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
     ///   - maximumBatch: The most actions one push carries.
     ///   - maximumBatchBytes: The most bytes of actions one push carries: a quarter of the server's default body
     ///     limit.
-    init(journal: Journal, connection: SyncConnection, maximumBatch: Int = 500, maximumBatchBytes: Int = 1 << 20) {
+    ///   - outboxLimit: The most actions the outbox holds; the status says when it is full.
+    init(
+        journal: Journal, connection: SyncConnection, outboxLimit: Int, maximumBatch: Int = 500,
+        maximumBatchBytes: Int = 1 << 20
+    ) {
         self.journal = journal
         self.connection = connection
         self.maximumBatch = maximumBatch
         self.maximumBatchBytes = maximumBatchBytes
-        let health = SyncHealth(pending: journal.state.pending.count)
+        let health = SyncHealth(pending: journal.state.pending.count, outboxLimit: outboxLimit)
         self.health = Mutex(health)
         // A key of its own: container keys are unique in a process, and two synced stores may sync one store.
         self.status = StateContainer(

@@ -15,6 +15,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case outboxNotSaved(String)
     /// An action of the outbox cannot be encoded (its `Encodable` conformance threw): it cannot be pushed.
     case actionNotEncodable(seq: Int64, reason: String)
+    /// The outbox holds as many actions as it may (the synced store's `outboxLimit`): new actions are not applied
+    /// until the server takes some.
+    case outboxFull(limit: Int)
 
     public var description: String {
         switch self {
@@ -32,6 +35,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
             "The outbox could not be saved, so nothing is pushed until it is: \(reason)"
         case .actionNotEncodable(let seq, let reason):
             "Action \(seq) of the outbox cannot be encoded, so it and those after it cannot be pushed: \(reason)"
+        case .outboxFull(let limit):
+            "The outbox holds \(limit) actions, its limit: new actions are not applied until the server can be reached and takes them."
         }
     }
 

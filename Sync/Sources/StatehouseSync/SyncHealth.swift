@@ -8,12 +8,15 @@ struct SyncHealth: Sendable, Equatable {
     }
 
     var pending: Int
+    /// At this many pending actions, new ones are refused: that is the first thing to show.
+    var outboxLimit = Int.max
     var offline: Offline?
     var failure: SyncError?
     var refused: [SyncRefusal] = []
 
     /// The status to show: what needs the user most comes first.
     var status: SyncStatus {
+        if pending >= outboxLimit { return .failed(.outboxFull(limit: outboxLimit)) }
         if let failure { return .failed(failure) }
         if let offline { return .offline(since: offline.since, retryingAt: offline.retryingAt) }
         if !refused.isEmpty { return .refused(refused) }

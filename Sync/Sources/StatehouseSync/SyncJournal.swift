@@ -43,12 +43,16 @@ extension SyncJournal {
     /// The journal's reducer, around the app's: an app's action is applied at once and queued; news from the server
     /// replaces `confirmed`, drops the actions it holds, and applies the rest again (their effects ran already: only
     /// the state changes are kept).
+    ///
+    /// An app's action that finds `outboxLimit` actions waiting is not applied: the status says so
+    /// (``SyncError/outboxFull(limit:)``), rather than the outbox growing without bound or dropping older actions.
     static func reducer(
-        _ app: @escaping @Sendable (inout State, Action) -> Effect<Action>
+        _ app: @escaping @Sendable (inout State, Action) -> Effect<Action>, outboxLimit: Int
     ) -> @Sendable (inout SyncJournal, SyncStep<State, Action>) -> Effect<SyncStep<State, Action>> {
         { journal, step in
             switch step {
             case .local(let action):
+                guard journal.pending.count < outboxLimit else { return .none }
                 let effect = app(&journal.local, action)
                 journal.pending.append(PushedAction(seq: journal.nextSeq, action: action))
                 journal.nextSeq += 1

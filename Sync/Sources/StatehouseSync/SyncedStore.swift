@@ -36,6 +36,9 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
     ///   - token: What the server knows this app by (`Authorization: Bearer …`).
     ///   - outbox: A folder of this store's own, created if missing: the outbox and the state last seen, so that the
     ///     app starts offline where it stopped.
+    ///   - outboxLimit: The most actions the outbox holds: an app offline that long is told so
+    ///     (``SyncStatus/failed(_:)`` with ``SyncError/outboxFull(limit:)``), and its next actions are not applied
+    ///     until the server takes some. Every action in the outbox is applied again at each change the server sends.
     /// - Throws: ``SyncError/badStoreName(_:)``, ``SyncError/outboxInUse(path:)`` while another synced store uses `outbox`, or
     ///   ``SyncError/outboxUnusable(path:reason:)``.
     public init(
@@ -44,11 +47,12 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
         reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
         server: URL,
         token: String,
-        outbox: URL
+        outbox: URL,
+        outboxLimit: Int = 100_000
     ) throws(SyncError) {
         guard ClientID.isValid(name) else { throw .badStoreName(name) }
         let lock = try OutboxLock(folder: outbox, name: name)
-        let journalReducer = SyncJournal.reducer(reducer)
+        let journalReducer = SyncJournal.reducer(reducer, outboxLimit: outboxLimit)
         journal = Store(
             initialState: SyncJournal(client: UUID().uuidString, initialState: initialState),
             key: "sync.\(name)",
@@ -62,7 +66,9 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
             }
         )
         store = journal.scope(state: \.local, action: { .local($0) })
-        engine = SyncEngine(journal: journal, connection: SyncConnection(server: server, store: name, token: token))
+        engine = SyncEngine(
+            journal: journal, connection: SyncConnection(server: server, store: name, token: token), outboxLimit: outboxLimit
+        )
         engine.start()
     }
 
@@ -73,7 +79,8 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
         reducer: @escaping @Sendable (inout State, Action) -> Void,
         server: URL,
         token: String,
-        outbox: URL
+        outbox: URL,
+        outboxLimit: Int = 100_000
     ) throws(SyncError) {
         try self.init(
             name: name, initialState: initialState,
@@ -81,7 +88,7 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
                 reducer(&state, action)
                 return .none
             },
-            server: server, token: token, outbox: outbox
+            server: server, token: token, outbox: outbox, outboxLimit: outboxLimit
         )
     }
 

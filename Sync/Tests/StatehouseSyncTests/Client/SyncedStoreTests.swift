@@ -82,6 +82,30 @@ import Testing
         }
     }
 
+    /// An app offline past its outbox's limit is told so, and its next actions are not applied (nothing already
+    /// queued is dropped); once the server takes the outbox, actions apply again.
+    @Test func anOutboxAtItsLimitRefusesNewActionsAndSaysSo() async throws {
+        let storage = try SyncServerStorage.inMemory()
+        let port = try await withRunningServer(try Fixture.server(storage: storage)) { $0.port }
+        let synced = try SyncedStore(
+            name: "tracker", initialState: Tracker(), reducer: trackerReducer,
+            server: URL(string: "http://127.0.0.1:\(port)/")!, token: Fixture.writer, outbox: Fixture.temporaryFolder(),
+            outboxLimit: 5
+        )
+        for _ in 0..<8 { synced.store.dispatch(.count(1)) }
+        #expect(synced.store.state.total == 5)
+        #expect(synced.pendingCount == 5)
+        #expect(synced.status == .failed(.outboxFull(limit: 5)))
+        try await withRunningServer(try Fixture.server(storage: storage), port: port) { server async throws in
+            synced.syncNow()
+            #expect(await eventually { synced.status == .synced })
+            synced.store.dispatch(.count(10))
+            #expect(synced.store.state.total == 15)
+            #expect(await eventually { synced.status == .synced })
+            #expect(try await server.snapshot(client: "x").state.total == 15)
+        }
+    }
+
     /// Two clients change the same thing offline; once online both show the server's state, which applied each
     /// client's actions on top of the other's.
     @Test func conflictingOfflineChangesConvergeToTheServersState() async throws {

@@ -7,10 +7,10 @@ import Testing
 /// The journal's rules without threads or network: the app sees the server's state with its pending actions
 /// applied again, and an action leaves the outbox only once the server's state holds it or the server refused it.
 @Suite struct SyncJournalTests {
-    private let reduce = SyncJournal<Tracker, TrackerAction>.reducer { state, action in
+    private let reduce = SyncJournal<Tracker, TrackerAction>.reducer({ state, action in
         trackerReducer(&state, action)
         return .none
-    }
+    }, outboxLimit: 100)
 
     private func journal(_ steps: [SyncStep<Tracker, TrackerAction>]) -> SyncJournal<Tracker, TrackerAction> {
         var journal = SyncJournal<Tracker, TrackerAction>(client: "me", initialState: Tracker())
