@@ -17,28 +17,31 @@ struct StoredContainer: Sendable, Equatable {
 
 /// What a write to a container asks of its current version: the `If-Match` and `If-None-Match` headers (RFC 9110).
 ///
-/// A write must ask something: one that does not could replace a value its client never saw, which is the lost
-/// update these headers exist to prevent (the server answers 428).
+/// A write must name the version it replaces (`If-Match`), or say that it replaces nothing (`If-None-Match: *`): one
+/// that does not could replace a value its client never saw, which is the lost update these headers exist to
+/// prevent (the server answers 428). An `If-None-Match` listing versions names none it replaces, so alone it is not
+/// enough.
 struct WriteCondition: Sendable, Equatable {
     enum Tags: Sendable, Equatable {
         /// `*`: any current value.
         case any
-        /// A list of entity tags; tags this server never gives (weak ones, text) are kept out, so they match nothing.
-        case versions([Int64])
+        /// A list of entity tags, as the text between their quotes; weak ones are kept out of `If-Match`.
+        case opaque([String])
     }
 
     var ifMatch: Tags?
     var ifNoneMatch: Tags?
 
-    /// `nil` when neither header is there.
+    /// `nil` when the headers name no version the write replaces.
     init?(ifMatch: String?, ifNoneMatch: String?) {
-        guard ifMatch != nil || ifNoneMatch != nil else { return nil }
         self.ifMatch = ifMatch.map { Self.tags($0, weakMatches: false) }
         self.ifNoneMatch = ifNoneMatch.map { Self.tags($0, weakMatches: true) }
+        guard self.ifMatch != nil || self.ifNoneMatch == .any else { return nil }
     }
 
     /// Whether a write may replace `current`. `If-Match` uses the strong comparison and `If-None-Match` the weak
-    /// one, as RFC 9110 says; neither matches a container with nothing stored, except `If-None-Match: *`'s absence.
+    /// one, as RFC 9110 says, both byte for byte (`"01"` is not `"1"`); neither matches a container with nothing
+    /// stored, except `If-None-Match: *`'s absence.
     func holds(for current: StoredContainer) -> Bool {
         if let ifMatch, !current.exists || !ifMatch.contain(current.version) { return false }
         if let ifNoneMatch, current.exists, ifNoneMatch.contain(current.version) { return false }
@@ -47,11 +50,11 @@ struct WriteCondition: Sendable, Equatable {
 
     private static func tags(_ header: String, weakMatches: Bool) -> Tags {
         if header.trimmingCharacters(in: .whitespaces) == "*" { return .any }
-        return .versions(header.split(separator: ",").compactMap { element in
+        return .opaque(header.split(separator: ",").compactMap { element in
             var tag = element.trimmingCharacters(in: .whitespaces)[...]
             if weakMatches, tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-            guard tag.count >= 3, tag.first == "\"", tag.last == "\"" else { return nil }
-            return Int64(tag.dropFirst().dropLast())
+            guard tag.count >= 2, tag.first == "\"", tag.last == "\"" else { return nil }
+            return String(tag.dropFirst().dropLast())
         })
     }
 }
@@ -60,7 +63,7 @@ extension WriteCondition.Tags {
     func contain(_ version: Int64) -> Bool {
         switch self {
         case .any: true
-        case .versions(let versions): versions.contains(version)
+        case .opaque(let tags): tags.contains(String(version))
         }
     }
 }

@@ -27,8 +27,11 @@ struct ContainerConnection: Sendable {
         http.server.appendingPathComponent("containers").appendingPathComponent(key)
     }
 
-    func read(_ key: String) -> Result<Remote, SyncError> {
-        let (data, response, failure) = http.exchangeWaiting(URLRequest(url: url(key)))
+    /// - Parameter timeout: How long to wait for the answer, when shorter than the session's.
+    func read(_ key: String, timeout: TimeInterval? = nil) -> Result<Remote, SyncError> {
+        var request = URLRequest(url: url(key))
+        if let timeout { request.timeoutInterval = timeout }
+        let (data, response, failure) = http.exchangeWaiting(request)
         if let failure { return .failure(.unreachable(failure.localizedDescription)) }
         let status = response?.statusCode ?? 0
         // A 404 with an ETag: the container is hosted, with nothing stored; without, it is not hosted.

@@ -82,14 +82,14 @@ extension RemoteStorage {
     /// Runs `transform` on the server's newest value and writes its result in place of that version only, again
     /// when another write came first; on the local value when the server cannot be reached.
     func transaction(_ key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint {
-        // Offline since the last try: do not wait for a request's timeout at every update.
-        guard health.withLock({ $0.offline == nil }) else { return try write(try transform(cache.entry(key).visible), key: key) }
         writing.lock()
         defer { writing.unlock() }
-        if case .failed(let error) = pushPending(key) { return try offline(key, transform, because: error) }
-        for _ in 0..<Self.conflictRounds {
+        // Offline at the last try: a short wait for the first read, not a request's whole timeout at every update.
+        let firstTimeout: TimeInterval? = health.withLock { $0.offline == nil } ? nil : 1
+        if firstTimeout == nil, case .failed(let error) = pushPending(key) { return try offline(key, transform, because: error) }
+        for round in 0..<Self.conflictRounds {
             let remote: ContainerConnection.Remote
-            switch connection.read(key) {
+            switch connection.read(key, timeout: round == 0 ? firstTimeout : nil) {
             case .success(let read): remote = read
             case .failure(let error): return try offline(key, transform, because: error)
             }
@@ -97,14 +97,28 @@ extension RemoteStorage {
             let result = try transform(remote.value)
             switch connection.write(key, result, replacing: (remote.version, remote.value)) {
             case .stored(let version):
-                let entry = try cache.change(key) { $0.stored(result, version: version, pushing: nil) }.entry
+                try cache.change(key) { $0.stored(result, version: version, pushing: nil) }
                 changed(pending: cache.pendingKeys.count)
                 reached()
-                return Self.fingerprint(of: entry.visible)
+                // What this transaction stored, which the container takes: a newer value the feed brought meanwhile
+                // has another fingerprint, so the container's next check loads it.
+                return Self.fingerprint(of: result)
             case .conflict:
                 continue
+            case .failed(let error) where !error.isPassing:
+                throw StorageError(.io, key: key, operation: .transact, message: error.description)
             case .failed(let error):
-                return try offline(key, transform, because: error)
+                // Sent, and perhaps stored: running it again, or keeping it as a local write, could apply it twice
+                // or over another app's update. Only a server still at the version read says it was not stored.
+                let now = try? connection.read(key).get()
+                if let now { record(key) { $0.heard(now.value, version: now.version) } }
+                guard let now, now.version == remote.version else {
+                    throw StorageError(
+                        .io, key: key, operation: .transact,
+                        message: "The server may have stored the update, or not: its answer was lost (\(error)).",
+                        cause: OutcomeUnknown()
+                    )
+                }
             }
         }
         throw StorageError(
@@ -113,8 +127,8 @@ extension RemoteStorage {
         )
     }
 
-    /// An update the server could not take: a local write when it cannot be reached (pushed later), an error when it
-    /// refused (the write would never be pushed).
+    /// An update the server could not take before its write was sent: a local write when it cannot be reached
+    /// (pushed later), an error when it refused (the write would never be pushed).
     private func offline(_ key: String, _ transform: (Data?) throws -> Data?, because error: SyncError) throws -> StorageFingerprint {
         retryLater(error)
         guard error.isPassing else { throw StorageError(.io, key: key, operation: .transact, message: error.description) }

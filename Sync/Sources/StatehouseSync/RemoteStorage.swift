@@ -124,6 +124,12 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
         return try transaction(key, transform)
     }
 
+    /// An update whose write was sent and whose answer was lost: the container does not run it again (it may be
+    /// stored), reports it failed, and reads the key again.
+    public func outcomeIsUnknown(after error: StorageError) -> Bool {
+        error.cause is OutcomeUnknown
+    }
+
     // MARK: ChangeNotifyingStorage
 
     public func watchChanges(of key: String, _ onChange: @escaping @Sendable () -> Void) throws(StorageError) -> StorageWatch {
@@ -202,3 +208,6 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
         return StorageFingerprint([Int64(data.count), Int64(bitPattern: hash)])
     }
 }
+
+/// Why an update failed with its outcome unknown (see ``RemoteStorage/outcomeIsUnknown(after:)``).
+struct OutcomeUnknown: Error {}

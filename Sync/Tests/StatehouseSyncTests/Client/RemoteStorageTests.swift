@@ -197,6 +197,24 @@ import Testing
         #expect(throws: StorageError.self) { try remote.load(key: String(repeating: "k", count: 65)) }
     }
 
+    /// A storage and its container, once the app lets both go, are deallocated: no task or closure keeps them.
+    @Test func aStorageWithAContainerIsReleased() async throws {
+        try await withRunningServer(try Fixture.server()) { server async throws in
+            let released = Cell(Weak<RemoteStorage>())
+            do {
+                let remote = try remote(server.url)
+                released.value = Weak(remote)
+                let container = settings(remote)
+                container.modify(Settings(theme: "before letting go"))
+                try container.flush()
+                #expect(await eventually { remote.status == .synced })
+                await offThePool { container.update { $0.fontSize += 1 } }
+                #expect(await eventually { remote.status == .synced })
+            }
+            #expect(await eventually { released.value.object == nil })
+        }
+    }
+
     /// A storage let go stops following: its feeds close on the server.
     @Test func aStorageLetGoClosesItsFeeds() async throws {
         // A short heartbeat: the server notices a closed feed when it next writes to it.
@@ -217,5 +235,14 @@ extension JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return encoder
+    }
+}
+
+/// An object, not kept alive.
+private struct Weak<Object: AnyObject & Sendable>: Sendable {
+    weak var object: Object?
+
+    init(_ object: Object? = nil) {
+        self.object = object
     }
 }

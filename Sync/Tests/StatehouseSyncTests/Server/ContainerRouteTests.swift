@@ -54,6 +54,29 @@ import Testing
         }
     }
 
+    /// `"01"` and `"+1"` are not the entity tag `"1"` the server gave: a strong comparison is byte for byte.
+    @Test func anIfMatchIsComparedAsTheETagsExactBytes() async throws {
+        try await withRunningServer(try Fixture.server()) { server async throws in
+            #expect(try await put(server, dark, ["If-None-Match": "*"]).status == 204)
+            for tag in ["\"01\"", "\"+1\"", "\"0001\"", "\" 1\""] {
+                let answer = try await put(server, large, ["If-Match": tag])
+                #expect(answer.status == 412, "If-Match: \(tag) was taken for \"1\"")
+            }
+            #expect(try await server.request("GET", "containers/settings").body == dark)
+        }
+    }
+
+    /// An `If-None-Match` that lists versions names none the write replaces: alone, it replaces nothing (428).
+    @Test func anIfNoneMatchOfAnotherVersionIsNoCondition() async throws {
+        try await withRunningServer(try Fixture.server()) { server async throws in
+            #expect(try await put(server, dark, ["If-None-Match": "*"]).status == 204)
+            let blind = try await put(server, large, ["If-None-Match": "\"999\""])
+            #expect(blind.status == 428)
+            #expect(try await server.request("GET", "containers/settings").body == dark)
+            #expect(try await put(server, large, ["If-Match": "\"1\"", "If-None-Match": "\"999\""]).status == 204)
+        }
+    }
+
     /// A version names one value for good: a value removed and stored again is a new version, which an `If-Match`
     /// of the old one never matches.
     @Test func aRemovalIsAVersionToo() async throws {
