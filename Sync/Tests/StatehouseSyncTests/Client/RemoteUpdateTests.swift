@@ -64,13 +64,7 @@ import Testing
             }
             guard first else { return Response(status: .serviceUnavailable) }
             feed.yield(Self.event(initial, version: 5))
-            return Response(
-                status: .ok, headers: [.contentType: "text/event-stream"],
-                body: ResponseBody { writer in
-                    for await chunk in events { try await writer.write(chunk) }
-                    try await writer.finish(nil)
-                }
-            )
+            return eventStream(events)
         }
         try await serving(router) { port in
             let remote = try RemoteStorage(
@@ -145,15 +139,7 @@ import Testing
             var opening = ByteBuffer(string: "id: \(version)\nevent: \(ContainerEvent.value)\ndata: ")
             opening.writeBytes(value)
             opening.writeString("\n\n")
-            let first = opening
-            return Response(
-                status: .ok, headers: [.contentType: "text/event-stream"],
-                body: ResponseBody { writer in
-                    try await writer.write(first)
-                    for await chunk in events { try await writer.write(chunk) }
-                    try await writer.finish(nil)
-                }
-            )
+            return eventStream(first: opening, events)
         }
         try await serving(router) { port in
             let remote = try RemoteStorage(
@@ -172,24 +158,13 @@ import Testing
 
     /// Runs `body` with `router` listening on a free loopback port, and stops it whatever `body` does.
     private func serving(_ router: Router<BasicRequestContext>, _ body: (Int) async throws -> Void) async throws {
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let application = Application(
-            router: router,
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) }
-        )
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [application], logger: application.logger))
-        let running = Task { try await group.run() }
-        defer { running.cancel() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw RunningServer.ServerDidNotStart() }
+        let listening = try await ListeningRouter.start(router)
         do {
-            try await body(port)
+            try await body(listening.port)
         } catch {
-            await group.triggerGracefulShutdown()
+            await listening.stop()
             throw error
         }
-        await group.triggerGracefulShutdown()
-        _ = await running.result
+        await listening.stop()
     }
 }

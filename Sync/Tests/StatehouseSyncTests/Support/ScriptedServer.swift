@@ -68,25 +68,10 @@ final class ScriptedServer: Sendable {
             }
             guard first else { return Response(status: .serviceUnavailable) }
             box.withLock { $0 }!.feedsOpened.withLock { $0 += 1 }
-            return Response(
-                status: .ok, headers: [.contentType: "text/event-stream"],
-                body: ResponseBody { writer in
-                    for await chunk in events { try await writer.write(chunk) }
-                    try await writer.finish(nil)
-                }
-            )
+            return eventStream(events)
         }
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let application = Application(
-            router: router,
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in portContinuation.yield(channel.localAddress?.port ?? 0) }
-        )
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [application], logger: application.logger))
-        let running = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw RunningServer.ServerDidNotStart() }
-        let server = ScriptedServer(url: URL(string: "http://127.0.0.1:\(port)/")!, group: group, running: running, feed: feed)
+        let listening = try await ListeningRouter.start(router)
+        let server = ScriptedServer(url: listening.url, group: listening.group, running: listening.running, feed: feed)
         box.withLock { $0 = server }
         return server
     }
