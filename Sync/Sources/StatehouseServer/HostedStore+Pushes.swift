@@ -30,19 +30,36 @@ extension HostedStore {
 
     /// Runs on ``pushes``: commits the waiting pushes a group at a time until none waits.
     private func drainPushes() {
+        var deferred: [WaitingPush<Action>] = []
         while true {
-            let group = waitingPushes.takeAll()
+            let group = deferred + waitingPushes.takeAll(keepsDraining: !deferred.isEmpty)
             guard !group.isEmpty else { return }
-            commit(group)
+            deferred = commit(group)
         }
     }
 
     /// Applies each push of `group` in turn to the live state, commits what they did in one transaction, then
     /// publishes their changes and answers them. If the commit fails, none of them happened.
-    private func commit(_ group: [WaitingPush<Action>]) {
+    ///
+    /// - Returns: The pushes left for the next group: those of a client an earlier push of this group handled
+    ///   actions of. Such a push may carry those actions again (the first one's answer was lost while this commit
+    ///   waited), and only once they are committed can it be checked against them: its refusals reported again,
+    ///   an action that differs refused (409).
+    private func commit(_ group: [WaitingPush<Action>]) -> [WaitingPush<Action>] {
         // Only this queue changes the live state: it stays what it is read here until this group publishes.
         var live = shared.withLock { $0.live }
-        let prepared = group.map { waiting in
+        var taken: [WaitingPush<Action>] = []
+        var deferred: [WaitingPush<Action>] = []
+        var clientsInGroup: Set<String> = []
+        for waiting in group {
+            if clientsInGroup.contains(waiting.request.client) {
+                deferred.append(waiting)
+            } else {
+                taken.append(waiting)
+                clientsInGroup.insert(waiting.request.client)
+            }
+        }
+        let prepared = taken.map { waiting in
             Result { () throws(PushFailure) -> PreparedPush in try prepare(waiting, on: &live) }
         }
         let commits = prepared.compactMap { try? $0.get().commit }
@@ -51,8 +68,8 @@ extension HostedStore {
                 try storage.commit(commits, store: name)
             } catch {
                 let failure = PushFailure.unavailable("The server could not store the push: \(error)")
-                for waiting in group { waiting.answer.resume(returning: .failure(failure)) }
-                return
+                for waiting in taken { waiting.answer.resume(returning: .failure(failure)) }
+                return deferred
             }
         }
         shared.withLock { shared in
@@ -61,7 +78,8 @@ extension HostedStore {
                 if let change = push.change { shared.publish(change) }
             }
         }
-        for (waiting, result) in zip(group, prepared) { waiting.answer.resume(returning: result.map(\.answer)) }
+        for (waiting, result) in zip(taken, prepared) { waiting.answer.resume(returning: result.map(\.answer)) }
+        return deferred
     }
 
     /// Applies one push to `live`, which it changes only if the push is taken.
@@ -74,8 +92,7 @@ extension HostedStore {
             request, token: caller.token, maximumClients: limits.maximumClients,
             authorize: { authorize(caller, $0) }, reducer: reducer
         )
-        // Reads what earlier groups committed: a seq an earlier push of this group handled is not checked, and a
-        // client pushes its next batch only once its last one is answered.
+        // Reads what earlier groups committed: a group holds one push of each client (see `commit`).
         let replayedRefusals = try replayed(request, handledBefore: live.handledThrough(request.client))
         let handledThrough = outcome.store.handledThrough(request.client)
         var prepared = PreparedPush(

@@ -15,14 +15,19 @@ final class PushQueue<Element: Sendable>: Sendable {
         }
     }
 
-    /// Everything that waits, in the order it came; empty once nothing does, and then the drainer is done: the next
-    /// ``add(_:)`` starts another.
-    func takeAll() -> [Element] {
+    /// Everything that waits, in the order it came; empty once nothing does, and then the drainer is done unless it
+    /// says it `keepsDraining` (it holds work of its own still): the next ``add(_:)`` starts another.
+    func takeAll(keepsDraining: Bool = false) -> [Element] {
         state.withLock { state in
             let taken = state.waiting
             state.waiting = []
-            if taken.isEmpty { state.draining = false }
+            if taken.isEmpty, !keepsDraining { state.draining = false }
             return taken
         }
+    }
+
+    /// How many wait, for tests that need a group formed.
+    var count: Int {
+        state.withLock { $0.waiting.count }
     }
 }
