@@ -40,7 +40,10 @@ let package = Package(
         // A private PostgreSQL server (initdb, pg_ctl) for the tests and the benchmark.
         .target(
             name: "PostgresTestCluster",
-            dependencies: [.product(name: "PostgresNIO", package: "postgres-nio")],
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "_StatehouseTestSupport", package: "Statehouse"),
+            ],
             path: "Tests/PostgresTestCluster"
         ),
         // Another process on the same database: the other side of the multi-process tests.

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import StatehouseTestSupport
 
 /// A private PostgreSQL cluster for tests and benchmarks: made with `initdb` in a temporary directory (as the
 /// unprivileged user `nobody` when running as root, since the server refuses to run as root), served by `pg_ctl` on
@@ -49,7 +50,7 @@ public final class PostgresTestCluster: Sendable {
         try startWatchdog(binaries: binaries, directory: directory)
         var lastError: (any Error)?
         for _ in 0..<5 {
-            let port = try freePort()
+            let port = try freeLoopbackPort()
             let cluster = PostgresTestCluster(port: port, directory: directory, binaries: binaries)
             do {
                 try cluster.pgCtl(["start", "-w", "-t", "120", "-l", directory.appendingPathComponent("server.log").path, "-o", [
@@ -189,25 +190,6 @@ public final class PostgresTestCluster: Sendable {
         let result = posix_spawn(&pid, executable, &actions, nil, argv, environ)
         guard result == 0 else { throw ClusterError("could not start \(executable): error \(result)") }
         return pid
-    }
-
-    /// A loopback port nobody listens on now.
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw ClusterError("socket() failed") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(descriptor, address, length) == 0 && getsockname(descriptor, address, &length) == 0
-            }
-        }
-        guard bound else { throw ClusterError("could not find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
