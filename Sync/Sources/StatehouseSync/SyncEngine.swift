@@ -63,6 +63,10 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
         for task in tasks.withLock({ $0 }) { task.cancel() }
     }
 
+    func acknowledgeRefusals() {
+        update { $0.refused = [] }
+    }
+
     func syncNow() {
         pushWake.raise()
         pushRetry.raise()
@@ -141,9 +145,9 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
         let reasons = Dictionary(answer.refused.map { ($0.seq, $0.reason) }, uniquingKeysWith: { first, _ in first })
         update { health in
             health.reached()
-            health.refused = batch.actions.compactMap { pushed in
+            health.refuse(batch.actions.compactMap { pushed in
                 reasons[pushed.seq].map { SyncRefusal(seq: pushed.seq, action: String(describing: pushed.action), reason: $0) }
-            }
+            })
         }
     }
 

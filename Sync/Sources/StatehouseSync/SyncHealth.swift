@@ -12,6 +12,8 @@ struct SyncHealth: Sendable, Equatable {
     var outboxLimit = Int.max
     var offline: Offline?
     var failure: SyncError?
+    /// The refusals the app has not acknowledged, in order: kept until it does, so that none goes unseen when the
+    /// next answer comes before anyone looked.
     var refused: [SyncRefusal] = []
 
     /// The status to show: what needs the user most comes first.
@@ -21,6 +23,12 @@ struct SyncHealth: Sendable, Equatable {
         if let offline { return .offline(since: offline.since, retryingAt: offline.retryingAt) }
         if !refused.isEmpty { return .refused(refused) }
         return pending == 0 ? .synced : .pending(pending)
+    }
+
+    /// Adds `refusals` to those shown; one reported again (its batch pushed again) is shown once.
+    mutating func refuse(_ refusals: [SyncRefusal]) {
+        let shown = Set(refused.map(\.seq))
+        refused += refusals.filter { !shown.contains($0.seq) }
     }
 
     mutating func reached() {

@@ -9,7 +9,8 @@ public enum SyncStatus: Sendable, Equatable {
     /// The server cannot be reached since `since`; the next try is at `retryingAt`. Actions keep working locally.
     case offline(since: Date, retryingAt: Date)
     /// The server handled these actions without applying them (its `authorize` hook or its reducer said no): they
-    /// left the outbox and the store shows the state without them. Stays until the next push.
+    /// left the outbox and the store shows the state without them. Stays, gathering later refusals, until the app
+    /// calls ``SyncedStore/acknowledgeRefusals()``.
     case refused([SyncRefusal])
     /// The server refuses to go on (a token it does not know, a store it does not host): trying again will not
     /// help until what the error says is fixed. Actions keep working locally and stay in the outbox.

@@ -116,6 +116,11 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
         try journal.flush()
     }
 
+    /// Tells the store that the app has shown the refusals ``SyncStatus/refused(_:)`` lists: the status moves on.
+    public func acknowledgeRefusals() {
+        engine.acknowledgeRefusals()
+    }
+
     /// Pushes now instead of at the next back-off's end.
     public func syncNow() {
         engine.syncNow()

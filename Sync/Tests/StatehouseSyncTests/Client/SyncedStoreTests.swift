@@ -144,6 +144,27 @@ import Testing
         }
     }
 
+    /// A refusal stays in the status, with those after it, until the app says it has shown them: the next push's
+    /// answer, coming before anyone looked, does not hide it.
+    @Test func aRefusalStaysUntilTheAppAcknowledgesIt() async throws {
+        try await withRunningServer(try Fixture.server()) { server async throws in
+            let synced = try synced(server.url)
+            synced.store.dispatch(.forbidden)
+            #expect(await eventually {
+                if case .refused(let refusals) = synced.status { refusals.map(\.seq) == [1] } else { false }
+            })
+            synced.store.dispatch(.add("after"))
+            #expect(await eventually { synced.pendingCount == 0 })
+            #expect(try await server.snapshot(client: "x").state.entries == ["after"])
+            synced.store.dispatch(.impossible)
+            #expect(await eventually {
+                if case .refused(let refusals) = synced.status { refusals.map(\.seq) == [1, 3] } else { false }
+            })
+            synced.acknowledgeRefusals()
+            #expect(await eventually { synced.status == .synced })
+        }
+    }
+
     /// The outbox outlives the process: a synced store made again on it starts with the actions and the state the
     /// last one left, and pushes them once.
     @Test func theOutboxOutlivesItsStore() async throws {
