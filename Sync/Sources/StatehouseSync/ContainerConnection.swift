@@ -18,8 +18,16 @@ struct ContainerConnection: Sendable {
         case stored(version: Int64)
         /// The server holds another version than the one the write replaces.
         case conflict
+        /// The request never left: no connection could be made. Nothing was stored.
+        case notSent(SyncError)
+        /// No answer, or an error: the write may have been stored (a lost answer, a 5xx from a proxy), or not.
         case failed(SyncError)
     }
+
+    /// Failures that happen before a request is sent.
+    private static let beforeSending: Set<URLError.Code> = [
+        .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,
+    ]
 
     let http: SyncHTTP
 
@@ -59,7 +67,11 @@ struct ContainerConnection: Sendable {
             request.setValue("*", forHTTPHeaderField: "If-None-Match")
         }
         let (data, response, failure) = http.exchangeWaiting(request)
-        if let failure { return .failed(.unreachable(failure.localizedDescription)) }
+        if let failure {
+            let error = SyncError.unreachable(failure.localizedDescription)
+            let sent = (failure as? URLError).map { !Self.beforeSending.contains($0.code) } ?? true
+            return sent ? .failed(error) : .notSent(error)
+        }
         switch (response?.statusCode ?? 0, Self.version(response)) {
         case (204, let version?): return .stored(version: version)
         case (412, _): return .conflict

@@ -58,6 +58,7 @@ extension RemoteStorage {
             } catch {
                 return .failed(.outboxNotSaved("\(error)"))
             }
+            // A push whose answer was lost is pushed again: it meets 412, and its own bytes on the server settle it.
             switch connection.write(key, pending.value, replacing: (pending.base, pending.baseValue)) {
             case .stored(let version):
                 guard record(key, { $0.stored(pending.value, version: version, pushing: pending.number) }) else {
@@ -72,7 +73,7 @@ extension RemoteStorage {
                 case .failure(let error):
                     return .failed(error)
                 }
-            case .failed(let error):
+            case .notSent(let error), .failed(let error):
                 return .failed(error)
             }
         }
@@ -84,9 +85,15 @@ extension RemoteStorage {
     func transaction(_ key: String, _ transform: (Data?) throws -> Data?) throws -> StorageFingerprint {
         writing.lock()
         defer { writing.unlock() }
+        let offlineNow = health.withLock { $0.offline != nil }
+        // A local write still waiting goes first: pushed after the transaction, it would replace what the
+        // transaction stored. Offline, the update goes on top of it, as a local write too.
+        if try cache.entry(key).pending != nil {
+            if offlineNow { return try write(try transform(cache.entry(key).visible), key: key) }
+            if case .failed(let error) = pushPending(key) { return try offline(key, transform, because: error) }
+        }
         // Offline at the last try: a short wait for the first read, not a request's whole timeout at every update.
-        let firstTimeout: TimeInterval? = health.withLock { $0.offline == nil } ? nil : 1
-        if firstTimeout == nil, case .failed(let error) = pushPending(key) { return try offline(key, transform, because: error) }
+        let firstTimeout: TimeInterval? = offlineNow ? 1 : nil
         for round in 0..<Self.conflictRounds {
             let remote: ContainerConnection.Remote
             switch connection.read(key, timeout: round == 0 ? firstTimeout : nil) {
@@ -105,20 +112,20 @@ extension RemoteStorage {
                 return Self.fingerprint(of: result)
             case .conflict:
                 continue
+            case .notSent(let error):
+                return try offline(key, transform, because: error)
             case .failed(let error) where !error.isPassing:
                 throw StorageError(.io, key: key, operation: .transact, message: error.description)
             case .failed(let error):
-                // Sent, and perhaps stored: running it again, or keeping it as a local write, could apply it twice
-                // or over another app's update. Only a server still at the version read says it was not stored.
-                let now = try? connection.read(key).get()
-                if let now { record(key) { $0.heard(now.value, version: now.version) } }
-                guard let now, now.version == remote.version else {
-                    throw StorageError(
-                        .io, key: key, operation: .transact,
-                        message: "The server may have stored the update, or not: its answer was lost (\(error)).",
-                        cause: OutcomeUnknown()
-                    )
-                }
+                // Sent, and perhaps stored, or still on its way (a server stalled on its disk stores it later):
+                // running it again, or keeping it as a local write, could apply it twice or over another app's
+                // update. Nothing the client can read tells, so the update fails, not applied here.
+                retryLater(error)
+                throw StorageError(
+                    .io, key: key, operation: .transact,
+                    message: "The server may have stored the update, or not: its answer was lost (\(error)).",
+                    cause: OutcomeUnknown()
+                )
             }
         }
         throw StorageError(

@@ -82,77 +82,71 @@ import Testing
     }
 
     /// The contract of `TransactionalStorage.transact`: throw only when nothing was stored, or say so with
-    /// `outcomeIsUnknown`; `update` never silently undoes another app's update. Here the server stores an
-    /// `update`'s write (50 → 51) but its answer is lost (the client's 10 s timeout); another app then increments
-    /// (51 → 52). Taking the timeout for "offline" and keeping 51 as a local write would push it over 52: the other
-    /// app's increment lost, and the update reported as done.
-    @Test func anUpdateWhoseAnswerIsLostDoesNotUndoAnotherAppsUpdate() async throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
+    /// `outcomeIsUnknown`; `update` never applies itself twice. Here the server stalls on an `update`'s write (its
+    /// disk, say) past the client's 10 s timeout, and stores it afterwards. Nothing the client reads meanwhile tells
+    /// (the server is still at the version the update read), so running the update again would count it twice once
+    /// the stalled write lands: the update fails instead, with its outcome unknown, and is sent once.
+    @Test func anUpdateWhoseAnswerIsLostIsSentOnce() async throws {
         let remoteBox = Cell<RemoteStorage?>(nil)
-        let state = Cell<(version: Int64, value: Data)>((5, try encoder.encode(Settings(fontSize: 50))))
-        let puts = Cell(0)
-        let reads = Cell(0)
-        let (events, feed) = AsyncStream.makeStream(of: ByteBuffer.self)
-        let router = Router()
-        router.get("containers/settings") { _, _ -> Response in
-            let (version, value) = state.value
-            reads.withLock { $0 += 1 }
-            return Response(
-                status: .ok, headers: [.contentType: "application/json", .eTag: "\"\(version)\""],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: value))
-            )
-        }
-        router.put("containers/settings") { request, _ -> Response in
-            let body = Data(try await request.body.collect(upTo: 1 << 20).readableBytesView)
-            let n = puts.withLock { count in
-                count += 1
-                return count
-            }
-            if n == 1 {
-                // Stored as 6; the answer is held until the client gave up on it and read the key again.
-                let readsBefore = reads.value
-                state.withLock { $0 = (6, body) }
-                let deadline = ContinuousClock.now + .seconds(60)
-                while ContinuousClock.now < deadline, reads.value == readsBefore {
-                    try? await Task.sleep(for: .milliseconds(5))
+        let firstLanded = Cell(false)
+        let container = ScriptedContainer(Settings(fontSize: 50), version: 5) { container, body, put in
+            let deadline = ContinuousClock.now + .seconds(60)
+            if put == 1 {
+                // Stalled until the client gave up on it (or sent another write), then stored.
+                func gaveUp() -> Bool {
+                    container.puts.value > 1 || remoteBox.value.map { if case .offline = $0.status { true } else { false } } == true
                 }
-                // Another app's update: 51 → 52, as version 7.
-                var other = try JSONDecoder().decode(Settings.self, from: body)
-                other.fontSize += 1
-                let otherBytes = try encoder.encode(other)
-                state.withLock { $0 = (7, otherBytes) }
-                return Response(status: .noContent, headers: [.eTag: "\"6\""])
+                while ContinuousClock.now < deadline, !gaveUp() { try? await Task.sleep(for: .milliseconds(5)) }
+                defer { firstLanded.value = true }
+                return nil
             }
-            let stored: Int64? = state.withLock { current in
-                guard request.headers[.ifMatch] == "\"\(current.version)\"" else { return nil }
-                current = (current.version + 1, body)
-                return current.version
-            }
-            guard let stored else {
-                return Response(status: .preconditionFailed, headers: [.eTag: "\"\(state.value.version)\""])
-            }
-            return Response(status: .noContent, headers: [.eTag: "\"\(stored)\""])
+            while ContinuousClock.now < deadline, !firstLanded.value { try? await Task.sleep(for: .milliseconds(5)) }
+            return nil
         }
-        router.get("containers/settings/events") { _, _ -> Response in
-            let (version, value) = state.value
-            var opening = ByteBuffer(string: "id: \(version)\nevent: \(ContainerEvent.value)\ndata: ")
-            opening.writeBytes(value)
-            opening.writeString("\n\n")
-            return eventStream(first: opening, events)
-        }
-        try await serving(router) { port in
+        try await serving(container.router()) { port in
             let remote = try RemoteStorage(
                 server: URL(string: "http://127.0.0.1:\(port)/")!, token: Fixture.writer, cache: Fixture.temporaryFolder()
             )
             remoteBox.value = remote
-            let container = StateContainer(Settings(), key: "settings", storage: remote)
-            #expect(await eventually(timeout: .seconds(60)) { container.value.fontSize == 50 })
-            await offThePool { container.update { $0.fontSize += 1 } }
-            #expect(await eventually(timeout: .seconds(60)) { state.value.version >= 7 && (try? remote.cache.entry("settings").pending) == nil })
-            let onServer = try JSONDecoder().decode(Settings.self, from: state.value.value)
-            #expect(onServer.fontSize == 52, "two increments from 50, the server holds \(onServer.fontSize) at version \(state.value.version)")
-            feed.finish()
+            let settings = StateContainer(Settings(), key: "settings", storage: remote)
+            #expect(await eventually(timeout: .seconds(60)) { settings.value.fontSize == 50 })
+            await offThePool { settings.update { $0.fontSize += 1 } }
+            #expect(await eventually(timeout: .seconds(60)) { firstLanded.value })
+            #expect(settings.storageError?.value.map(remote.outcomeIsUnknown(after:)) == true)
+            #expect(container.puts.value == 1)
+            #expect(try JSONDecoder().decode(Settings.self, from: container.state.value.value).fontSize == 51)
+            container.finish()
+        }
+    }
+
+    /// A write made offline, still waiting, goes before a later `update`: pushed after the update's transaction, it
+    /// would replace what the update stored. Here the push of a local write fails (503) and the storage is offline;
+    /// the update then goes on top of it, and both end on the server.
+    @Test func anUpdateAfterAnOfflineWriteKeepsItsIncrement() async throws {
+        let acceptLocal = Cell(false)
+        let refusedLocal = Cell(0)
+        let container = ScriptedContainer(Settings(theme: "v5", fontSize: 50), version: 5) { _, body, _ in
+            guard try JSONDecoder().decode(Settings.self, from: body).theme == "local", !acceptLocal.value else { return nil }
+            refusedLocal.withLock { $0 += 1 }
+            return Response(status: .serviceUnavailable)
+        }
+        try await serving(container.router()) { port in
+            let remote = try RemoteStorage(
+                server: URL(string: "http://127.0.0.1:\(port)/")!, token: Fixture.writer, cache: Fixture.temporaryFolder()
+            )
+            let settings = StateContainer(Settings(), key: "settings", storage: remote)
+            #expect(await eventually(timeout: .seconds(60)) { settings.value.fontSize == 50 })
+            await offThePool { settings.modify(Settings(theme: "local", fontSize: 50)) }
+            #expect(await eventually(timeout: .seconds(60)) {
+                if case .offline = remote.status { refusedLocal.value > 0 } else { false }
+            })
+            await offThePool { settings.update { $0.fontSize += 1 } }
+            acceptLocal.value = true
+            remote.syncNow()
+            #expect(await eventually(timeout: .seconds(60)) { (try? remote.cache.entry("settings").pending) == nil })
+            let onServer = try JSONDecoder().decode(Settings.self, from: container.state.value.value)
+            #expect(onServer == Settings(theme: "local", fontSize: 51), "the server holds \(onServer)")
+            container.finish()
         }
     }
 
@@ -166,5 +160,70 @@ import Testing
             throw error
         }
         await listening.stop()
+    }
+}
+
+/// A container's routes on a scripted server: its value and version, a feed that opens with them, and writes
+/// stored only with an `If-Match` naming the version, unless the test's `put` answers first (`nil`: it does not).
+private final class ScriptedContainer: Sendable {
+    typealias Put = @Sendable (ScriptedContainer, _ body: Data, _ put: Int) async throws -> Response?
+
+    let state: Cell<(version: Int64, value: Data)>
+    let puts = Cell(0)
+    private let put: Put
+    private let events: AsyncStream<ByteBuffer>
+    private let feed: AsyncStream<ByteBuffer>.Continuation
+
+    init(_ settings: Settings, version: Int64, put: @escaping Put) {
+        state = Cell((version, try! Self.encode(settings)))
+        self.put = put
+        (events, feed) = AsyncStream.makeStream(of: ByteBuffer.self)
+    }
+
+    static func encode(_ settings: Settings) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return try encoder.encode(settings)
+    }
+
+    func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("containers/settings") { _, _ -> Response in
+            let (version, value) = self.state.value
+            return Response(
+                status: .ok, headers: [.contentType: "application/json", .eTag: "\"\(version)\""],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: value))
+            )
+        }
+        router.put("containers/settings") { request, _ -> Response in
+            let body = Data(try await request.body.collect(upTo: 1 << 20).readableBytesView)
+            let number = self.puts.withLock { count in
+                count += 1
+                return count
+            }
+            if let scripted = try await self.put(self, body, number) { return scripted }
+            let stored: Int64? = self.state.withLock { current in
+                guard request.headers[.ifMatch] == "\"\(current.version)\"" else { return nil }
+                current = (current.version + 1, body)
+                return current.version
+            }
+            guard let stored else {
+                return Response(status: .preconditionFailed, headers: [.eTag: "\"\(self.state.value.version)\""])
+            }
+            return Response(status: .noContent, headers: [.eTag: "\"\(stored)\""])
+        }
+        router.get("containers/settings/events") { _, _ -> Response in
+            let (version, value) = self.state.value
+            var opening = ByteBuffer(string: "id: \(version)\nevent: \(ContainerEvent.value)\ndata: ")
+            opening.writeBytes(value)
+            opening.writeString("\n\n")
+            return eventStream(first: opening, self.events)
+        }
+        return router
+    }
+
+    /// Ends the feed, so that the server can stop.
+    func finish() {
+        feed.finish()
     }
 }
