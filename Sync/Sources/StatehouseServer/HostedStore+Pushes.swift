@@ -41,10 +41,10 @@ extension HostedStore {
     /// Applies each push of `group` in turn to the live state, commits what they did in one transaction, then
     /// publishes their changes and answers them. If the commit fails, none of them happened.
     ///
-    /// - Returns: The pushes left for the next group: those of a client an earlier push of this group handled
-    ///   actions of. Such a push may carry those actions again (the first one's answer was lost while this commit
-    ///   waited), and only once they are committed can it be checked against them: its refusals reported again,
-    ///   an action that differs refused (409).
+    /// - Returns: The pushes left for the next group: each one whose client has an earlier push in this group. It
+    ///   may carry that push's actions again (the first answer was lost while a commit waited), and only once they
+    ///   are committed can it be checked against them: its refusals reported again, an action that differs refused
+    ///   (409).
     private func commit(_ group: [WaitingPush<Action>]) -> [WaitingPush<Action>] {
         // Only this queue changes the live state: it stays what it is read here until this group publishes.
         var live = shared.withLock { $0.live }

@@ -40,7 +40,7 @@ extension RemoteStorage {
                 try? await Task.sleep(for: delay)
                 continue
             }
-            // The server ended the feed (a shutdown, a follower cut off): reconnect at once, then back off.
+            // The server ended the feed (a shutdown, a follower cut off): reconnect, backing off if it keeps ending.
             try? await Task.sleep(for: backoff.next())
         }
     }

@@ -9,7 +9,7 @@ import Synchronization
 /// ```swift
 /// let remote = try RemoteStorage(server: url, token: token, cache: cacheFolder)
 /// let settings = StateContainer(Settings(), key: "settings", storage: remote)
-/// settings.modify { $0.theme = "dark" }                  // works offline; pushed when the server can be reached
+/// settings.modify(Settings(theme: "dark"))              // works offline; pushed when the server can be reached
 /// for await status in remote.syncStatus { … }             // synced, pending(n), offline(since:), failed(…)
 /// ```
 ///
@@ -35,7 +35,8 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
     let writing = NSLock()
     let pushing = DispatchQueue(label: "statehouse.remote.push")
     let pushScheduled = Mutex(false)
-    private let lock: OutboxLock
+    /// Held for the storage's life: two storages on one cache folder would each take the other's writes for their own.
+    private let cacheFolderLock: OutboxLock
 
     /// The feeds followed, and whom to tell when a key's value changes.
     struct Followers {
@@ -53,7 +54,7 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
     /// - Throws: ``SyncError/outboxInUse(path:)`` while another remote storage uses `cache`, or
     ///   ``SyncError/outboxUnusable(path:reason:)``.
     public init(server: URL, token: String, cache: URL, conflicts: ConflictPolicy = .rerunUpdate) throws(SyncError) {
-        lock = try OutboxLock(folder: cache, name: "remote")
+        cacheFolderLock = try OutboxLock(folder: cache, name: "remote")
         connection = ContainerConnection(http: SyncHTTP(server: server, token: token, timeout: 10))
         policy = conflicts
         self.cache = RemoteCache(folder: cache)
