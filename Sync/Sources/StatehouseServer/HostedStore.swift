@@ -113,10 +113,9 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
         var refusals: [Refusal] = []
         do {
             let handled = try storage.handled(store: name, client: request.client, seqs: first...last)
-            let encoder = Self.encoder
             for pushed in replayed {
                 guard let known = handled[pushed.seq] else { continue }
-                guard try encoder.encode(pushed.action) == known.action else {
+                guard try Self.isSame(pushed.action, as: known.action) else {
                     throw PushFailure.replayDiffers(seq: pushed.seq, handledThrough: handledBefore)
                 }
                 if let reason = known.refusal { refusals.append(Refusal(seq: pushed.seq, reason: reason)) }
@@ -127,6 +126,17 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
             throw .unavailable("The server could not read the actions it handled: \(error)")
         }
         return refusals
+    }
+
+    /// Whether `pushed` is the action the store handled as `known` (its bytes as this server encoded them): equal
+    /// values when `Action` is `Equatable`, since a `Set` or a dictionary encodes in an order that changes from one
+    /// process to the next, so the same action pushed again after a restart may come in other bytes; else equal
+    /// bytes.
+    static func isSame(_ pushed: Action, as known: Data) throws -> Bool {
+        if let pushed = pushed as? any Equatable, let handled = try? JSONDecoder().decode(Action.self, from: known) {
+            return pushed.isEqual(to: handled)
+        }
+        return try encoder.encode(pushed) == known
     }
 
     func snapshot(for caller: SyncCaller) throws(PushFailure) -> Data {
@@ -190,5 +200,12 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
         buffer.writeBytes(json)
         buffer.writeString("\n\n")
         return buffer
+    }
+}
+
+extension Equatable {
+    /// Whether `other` is a value of this type equal to this one.
+    fileprivate func isEqual(to other: Any) -> Bool {
+        (other as? Self) == self
     }
 }

@@ -15,6 +15,9 @@ public struct Tracker: Codable, Sendable, Equatable {
 public enum TrackerAction: Codable, Sendable, Equatable {
     case add(String)
     case count(Int)
+    /// Adds each entry once, in their sorted order. A `Set` encodes its elements in an order that changes from one
+    /// process to the next.
+    case addAll(Set<String>)
     /// The server's `authorize` hook refuses it.
     case forbidden
     /// The server's reducer throws on it; the app's applies nothing.
@@ -30,6 +33,7 @@ public let trackerReducer: @Sendable (inout Tracker, TrackerAction) -> Void = { 
     switch action {
     case .add(let entry): state.entries.append(entry)
     case .count(let n): state.total += n
+    case .addAll(let entries): state.entries += entries.sorted()
     case .forbidden, .impossible: break
     }
 }

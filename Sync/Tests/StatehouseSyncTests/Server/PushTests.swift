@@ -30,6 +30,29 @@ import Testing
         }
     }
 
+    /// A `Set` in an action encodes its elements in an order that changes from one process to the next: the same
+    /// action pushed again (by an app restarted, to a server restarted) comes in other bytes, and is still the same
+    /// action. Only another value is a conflict.
+    @Test func anActionPushedAgainInAnotherEncodingOfTheSameValueIsNoConflict() async throws {
+        let storage = try SyncServerStorage.sqlite(path: Fixture.temporaryFolder().appendingPathComponent("s.sqlite").path)
+        let entries = (0..<40).map { "entry \($0)" }
+        func push(_ server: RunningServer, _ batch: [(seq: Int64, entries: [String])]) async throws -> Exchange {
+            let actions: [[String: Any]] = batch.map { ["seq": $0.seq, "action": ["addAll": ["_0": $0.entries]]] }
+            let body = try JSONSerialization.data(withJSONObject: ["client": "client-a", "actions": actions])
+            return try await server.request("POST", "stores/tracker/actions", body: body)
+        }
+        try await withRunningServer(try Fixture.server(storage: storage)) { server async throws in
+            #expect(try await push(server, [(1, entries)]).status == 200)
+        }
+        try await withRunningServer(try Fixture.server(storage: storage)) { server async throws in
+            let again = try await push(server, [(1, entries.reversed()), (2, ["next"])])
+            #expect(again.status == 200, "\(String(decoding: again.body, as: UTF8.self))")
+            #expect(try again.decoded(PushAnswer.self).handledThrough == 2)
+            #expect(try await push(server, [(1, Array(entries.dropLast())), (2, ["next"])]).status == 409)
+            #expect(try await server.snapshot().state.entries == entries.sorted() + ["next"])
+        }
+    }
+
     /// An action pushed again must be the one handled under its number (an outbox restored from an older copy, or
     /// two apps sharing a client name, give a number to another action): skipped as a replay, it would be lost.
     @Test func anActionPushedAgainWithOtherContentIsAConflictAndChangesNothing() async throws {
