@@ -85,4 +85,16 @@ public struct StorageFingerprint: Hashable, Sendable {
 
     /// The fingerprint of a key with nothing stored.
     public static let absent = StorageFingerprint([])
+
+    /// A fingerprint of the bytes themselves (their count and a hash), for a storage that keeps no version of its
+    /// own: equal bytes give equal fingerprints, whoever wrote them, so a save of the same value is no change.
+    /// Compare it only within one process: the hash is seeded per process.
+    ///
+    /// - Parameter data: The key's bytes; `nil` when nothing is stored (``absent``).
+    public static func ofContent(_ data: Data?) -> StorageFingerprint {
+        guard let data else { return .absent }
+        var hasher = Hasher()
+        data.withUnsafeBytes { hasher.combine(bytes: $0) }
+        return StorageFingerprint([Int64(data.count), Int64(hasher.finalize())])
+    }
 }

@@ -10,10 +10,7 @@ extension UserDefaultsStorage: ChangeNotifyingStorage {
     /// of the same value by another process is no change.
     public func fingerprint(key: String) throws -> StorageFingerprint {
         _ = defaults.synchronize()
-        guard let data = storedData(forKey: key) else { return .absent }
-        var hasher = Hasher()
-        data.withUnsafeBytes { hasher.combine(bytes: $0) }
-        return StorageFingerprint([Int64(data.count), Int64(hasher.finalize())])
+        return .ofContent(storedData(forKey: key))
     }
 
     /// Watches the suite's file, ``suiteFile``: any save to the suite, by this process or another, may have changed

@@ -46,6 +46,11 @@ final class RemoteCache: Sendable {
         entries.withLock { entries in entries.filter { $0.value.pending != nil }.map(\.key).sorted() }
     }
 
+    /// How many of them there are; counted without making the list, on every write.
+    var pendingCount: Int {
+        entries.withLock { entries in entries.values.count { $0.pending != nil } }
+    }
+
     private static func entry(_ key: String, in entries: inout [String: RemoteEntry], files: FileStorage) throws -> RemoteEntry {
         if let entry = entries[key] { return entry }
         var entry = RemoteEntry()

@@ -4,13 +4,17 @@ import Synchronization
 
 extension RemoteStorage {
     /// Follows `key`'s feed from now on (once: asking again does nothing), until the storage goes.
-    func follow(_ key: String) {
+    ///
+    /// - Returns: Whether this call started it: the storage's first use of the key.
+    @discardableResult
+    func follow(_ key: String) -> Bool {
         followers.withLock { followers in
-            guard followers.feeds[key] == nil else { return }
+            guard followers.feeds[key] == nil else { return false }
             let storage = WeakStorage(self)
             followers.feeds[key] = Task { [connection] in
                 await Self.feedLoop(key, connection: connection) { storage.storage }
             }
+            return true
         }
     }
 

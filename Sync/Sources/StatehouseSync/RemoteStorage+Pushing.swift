@@ -31,19 +31,26 @@ extension RemoteStorage {
             writing.unlock()
             if case .failed(let error) = outcome { failure = failure ?? error }
         }
-        changed(pending: cache.pendingKeys.count)
-        if let failure { retryLater(failure) } else { reached() }
+        let pending = cache.pendingCount
+        if let failure { retryLater(failure, pending: pending) } else { reached(pending: pending) }
     }
 
-    func reached() {
+    /// The server answered; `pending`, when given, is how many keys still wait.
+    func reached(pending: Int? = nil) {
         backoff.withLock { $0.reset() }
-        updateHealth { $0.reached() }
+        updateHealth { health in
+            health.reached()
+            if let pending { health.pending = pending }
+        }
     }
 
     /// Shows `failure`, and pushes again after the next back-off.
-    func retryLater(_ failure: SyncError) {
+    func retryLater(_ failure: SyncError, pending: Int? = nil) {
         let delay = backoff.withLock { $0.next() }
-        updateHealth { $0.failed(failure, retryingIn: delay) }
+        updateHealth { health in
+            health.failed(failure, retryingIn: delay)
+            if let pending { health.pending = pending }
+        }
         let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
         pushing.asyncAfter(deadline: .now() + seconds) { [weak self] in self?.schedulePush() }
     }
@@ -105,11 +112,10 @@ extension RemoteStorage {
             switch connection.write(key, result, replacing: (remote.version, remote.value)) {
             case .stored(let version):
                 try cache.change(key) { $0.stored(result, version: version, pushing: nil) }
-                changed(pending: cache.pendingKeys.count)
-                reached()
+                reached(pending: cache.pendingCount)
                 // What this transaction stored, which the container takes: a newer value the feed brought meanwhile
                 // has another fingerprint, so the container's next check loads it.
-                return Self.fingerprint(of: result)
+                return StorageFingerprint.ofContent(result)
             case .conflict:
                 continue
             case .notSent(let error):

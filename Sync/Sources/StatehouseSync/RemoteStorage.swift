@@ -103,14 +103,14 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
 
     public func loadWithFingerprint(key: String) throws -> (data: Data?, fingerprint: StorageFingerprint) {
         try Self.check(key, .load)
-        follow(key)
         let entry = try cache.entry(key)
-        // A write an earlier run left: counted and pushed from now on.
-        if entry.pending != nil {
-            changed(pending: cache.pendingKeys.count)
+        // The first read of a key finds the write an earlier run left, if any: counted and pushed from now on. Later
+        // reads (a container's safety-net poll) leave pushing to the back-off.
+        if follow(key), entry.pending != nil {
+            changed(pending: cache.pendingCount)
             schedulePush()
         }
-        return (entry.visible, Self.fingerprint(of: entry.visible))
+        return (entry.visible, StorageFingerprint.ofContent(entry.visible))
     }
 
     public func saveReturningFingerprint(_ data: Data, key: String) throws -> StorageFingerprint {
@@ -156,9 +156,9 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
         if key.contains(".undecodable.") { return try keepLocally(data, key: key) }
         follow(key)
         let entry = try cache.change(key) { $0.record(data) }.entry
-        changed(pending: cache.pendingKeys.count)
+        changed(pending: cache.pendingCount)
         if health.withLock({ $0.offline == nil }) { schedulePush() }
-        return Self.fingerprint(of: entry.visible)
+        return StorageFingerprint.ofContent(entry.visible)
     }
 
     private func keepLocally(_ data: Data?, key: String) throws -> StorageFingerprint {
@@ -167,7 +167,7 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
             entry.version = nil
             entry.pending = nil
         }.entry
-        return Self.fingerprint(of: entry.visible)
+        return StorageFingerprint.ofContent(entry.visible)
     }
 
     /// Tells the watchers of `key` that its value may have changed.
@@ -195,18 +195,6 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
                 message: "A remote container's key is 1 to 64 characters of A-Z a-z 0-9 . _ -, as the server's routes take it."
             )
         }
-    }
-
-    /// A hash of the bytes (FNV-1a, 64 bits) with their count: equal values give equal fingerprints, whoever wrote
-    /// them, so the server's confirmation of this app's own write is not taken for a change.
-    static func fingerprint(of data: Data?) -> StorageFingerprint {
-        guard let data else { return .absent }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in data {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return StorageFingerprint([Int64(data.count), Int64(bitPattern: hash)])
     }
 }
 
