@@ -67,11 +67,13 @@ enum DatabaseLocation {
 
     /// Before opening, for an existing database: it is timetrack's, or new, or a timetrack database made before
     /// application ids were set. Read with a read-only connection of its own, so that a database of another
-    /// application is left exactly as it was (opening it for timetrack would switch it to WAL).
-    static func checkOwner(_ path: String) throws(TrackerError) {
+    /// application is left exactly as it was (opening it for timetrack would switch it to WAL). It waits for locks
+    /// as the tracker's readers do: another tracker's last connection locks the whole file while it closes.
+    static func checkOwner(_ path: String, busyMode: Database.BusyMode) throws(TrackerError) {
         guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 0 else { return }
         var configuration = Configuration()
         configuration.readonly = true
+        configuration.busyMode = busyMode
         let (id, version, tables, migrated): (Int32, Int32, Set<String>, Bool)
         do {
             (id, version, tables, migrated) = try DatabaseQueue(path: path, configuration: configuration).read { db in

@@ -28,7 +28,7 @@ final class SQLiteBackend: TrackerBackend {
         var configuration = Configuration()
         configuration.busyMode = writeDeadline.busyMode
         try DatabaseLocation.checkBeforeOpening(path)
-        try DatabaseLocation.checkOwner(path)
+        try DatabaseLocation.checkOwner(path, busyMode: configuration.busyMode)
         do {
             pool = try SharedDatabase.openPool(at: path, configuration: configuration)
             try pool.writeWithoutTransaction(DatabaseLocation.claim)

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Statehouse
 import Testing
 import TimeTrackerCore
@@ -23,6 +24,28 @@ struct SQLiteLockTimeoutTests {
         // A tracker of its own, with time to spare: 300 ms from `perform` can pass before the write starts on a
         // loaded machine.
         try await TestClock().tracker(at: database.path, lockTimeout: .seconds(60)).perform(.addProject(name: "Writing"))
+        #expect(try database.count("project") == 1)
+    }
+
+    /// Opening waits, as a write does, for a program that holds the whole database for a moment (SQLite does this
+    /// while the last connection of another tracker closes and checkpoints), instead of failing at once with
+    /// "database is locked".
+    @Test func openingWaitsForAProgramThatHoldsTheDatabaseForAMoment() async throws {
+        let database = TemporaryDatabase()
+        _ = try TestClock().tracker(at: database.path)
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true  // the point: a transaction left open across accesses
+        configuration.busyMode = .timeout(60)  // the tracker above may still be closing its connections
+        let holder = try DatabaseQueue(path: database.path, configuration: configuration)
+        // In WAL mode only a connection in exclusive locking mode keeps readers out.
+        try await holder.writeWithoutTransaction { try $0.execute(sql: "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE") }
+        let release = Task {
+            try await Task.sleep(for: .milliseconds(300))  // how long the other program holds it, not a wait for a signal
+            try holder.close()
+        }
+        let tracker = try TestClock().tracker(at: database.path, lockTimeout: .seconds(60))
+        try await release.value
+        try await tracker.perform(.addProject(name: "Writing"))
         #expect(try database.count("project") == 1)
     }
 
