@@ -105,6 +105,7 @@ extension Store {
         run { [self] in
             commit { core in
                 guard let past = recorder.travel(to: step, reducer: reducer) else { return ((), nil) }
+                forgetUndoHistory()
                 return ((), core.replace(with: past))
             }
         }

@@ -316,7 +316,10 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         case .run(let body):
             body()
         case .replaceState(let newState):
-            commit { ((), $0.replace(with: newState)) }
+            commit { core in
+                forgetUndoHistory()
+                return ((), core.replace(with: newState))
+            }
         case .takeStoredState(let newState, let count, let refused):
             if !takeStoredState(newState, ifUnchangedSince: count) { refused() }
         }
@@ -384,6 +387,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         let taken = observation.changing {
             core.withLock { core -> (DeliveryRound<State>?, replaced: PersistedSnapshot<State>?)? in
                 guard core.changeCount == count else { return nil }
+                forgetUndoHistory()
                 let round = core.replace(with: newState)
                 return (round, persistence?.tookStoredValue(newState, count: core.changeCount))
             }

@@ -32,11 +32,18 @@ final class RootParts<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline let reducer: @Sendable (inout State, Action) -> Effect<Action>
     /// What writes the state to its storage; `nil` for a store without storage.
     @usableFromInline let persistence: (any Persisting<State>)?
+    /// What the store can undo and redo; `nil` for a store without an ``UndoPolicy``.
+    @usableFromInline let undo: UndoLog<State, Action>?
 
     @inlinable
-    init(reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>, persistence: (any Persisting<State>)?) {
+    init(
+        reducer: @escaping @Sendable (inout State, Action) -> Effect<Action>,
+        persistence: (any Persisting<State>)?,
+        undo: UndoLog<State, Action>? = nil
+    ) {
         self.reducer = reducer
         self.persistence = persistence
+        self.undo = undo
     }
 }
 

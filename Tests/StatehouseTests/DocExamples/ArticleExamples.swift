@@ -96,6 +96,43 @@ enum ArticleExamples {
         assert(store.state.count >= 1)   // this thread's increment is in the state, whatever other threads do
     }
 
+    // UndoAndRedo.md
+    static func undo() -> [[String]] {
+        struct Doc: Equatable, Sendable { var lists = [["Writing", "Reading"], []] }
+        enum DocAction: Sendable {
+            case delete(String), remove(String, from: Int), insert(String, into: Int), serverSaved
+            var isUndoable: Bool { if case .serverSaved = self { false } else { true } }
+            var menuName: String? { if case .delete(let name) = self { "Delete \(name)" } else { nil } }
+        }
+        let docReducer: @Sendable (inout Doc, DocAction) -> Void = { doc, action in
+            switch action {
+            case .delete(let name): doc.lists[0].removeAll { $0 == name }
+            case .remove(let name, let list): doc.lists[list].removeAll { $0 == name }
+            case .insert(let name, let list): doc.lists[list].append(name)
+            case .serverSaved: break
+            }
+        }
+        let (item, source, target) = ("Reading", 0, 1)
+
+        let store = Store(
+            initialState: Doc(), reducer: docReducer,
+            undo: UndoPolicy(limit: 100, name: { $0.menuName }) { $0.isUndoable }
+        )
+        store.dispatch(.delete("Writing"))
+        let menuItem = "Undo " + (store.undoName ?? "")   // "Undo Delete Writing"
+        store.undo()
+        store.redo()
+        precondition(menuItem == "Undo Delete Writing")
+
+        store.undoGroup("Move") {
+            store.dispatch(.remove(item, from: source))
+            store.dispatch(.insert(item, into: target))
+        }
+        precondition(store.undoName == "Move")
+        store.undo()
+        return store.state.lists
+    }
+
     // TheStore.md, Composing reducers
     static func composingReducers() {
         struct Todo: Equatable, Identifiable, Sendable { let id: Int; var done = false }

@@ -44,6 +44,7 @@ struct DocumentationTests {
         ArticleExamples.listenable()
         ArticleExamples.store()
         ArticleExamples.composingReducers()
+        #expect(ArticleExamples.undo() == [["Reading"], []])
         ArticleExamples.dependencies()
         let directory = TemporaryDirectory()
         #expect(throws: Never.self) { try ArticleExamples.persistence(directory: directory.url) }
