@@ -19,14 +19,19 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.7.3"),
         // `swift package generate-documentation`; a plugin only, nothing links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The core depends on the toolchain only (Foundation, Synchronization, Dispatch, Observation).
         .target(name: "Statehouse"),
-        // TestStore and helpers for users' own tests, on Swift Testing.
-        .target(name: "StatehouseTesting", dependencies: ["Statehouse"]),
+        // TestStore and helpers for users' own tests, on Swift Testing; values and diffs in failure messages written
+        // by swift-custom-dump, as TCA's users know them.
+        .target(
+            name: "StatehouseTesting",
+            dependencies: ["Statehouse", .product(name: "CustomDump", package: "swift-custom-dump")]
+        ),
         // The logging middleware; a module of its own so that the core depends on the toolchain only.
         .target(
             name: "StatehouseLogging",

@@ -1,3 +1,5 @@
+import CustomDump
+
 /// Why the state a step left is not what the test asserted, as a failure message.
 @usableFromInline
 struct StateMismatch {
@@ -30,17 +32,22 @@ struct StateMismatch {
     }
 
     @usableFromInline
-    static func unexpectedState(after action: Any, expected: Any, actual: Any) -> String {
-        """
-        The state after \(ValueDescription.line(action)) is not what the test expected (− expected, + actual):
-        \(lineDiff(expected: ValueDescription.lines(expected), actual: ValueDescription.lines(actual)))
-        """
+    static func unexpectedState<State>(after action: Any, expected: State, actual: State) -> String {
+        // Two states may differ where their dumps do not (a value whose `==` looks at more than it shows).
+        let difference = diff(expected, actual, format: .proportional) ?? """
+            − \(described(expected))
+            + \(described(actual))
+            """
+        return """
+            The state after \(described(action)) is not what the test expected (− expected, + actual):
+            \(difference)
+            """
     }
 
     @usableFromInline
     static func noChange(after action: Any) -> String {
         """
-        Expected the state to change after \(ValueDescription.line(action)), but no change occurred. If no change is \
+        Expected the state to change after \(described(action)), but no change occurred. If no change is \
         expected, leave out the assertion closure.
         """
     }

@@ -18,7 +18,7 @@ import Testing
 /// the test asserts those steps afterwards, in order:
 ///
 /// - ``send(_:assert:sourceLocation:)`` sends an action and fails the test unless the state after it equals the
-///   state before it changed by the closure (with a line diff of the two). A closure that changes nothing, where the
+///   state before it changed by the closure (with a diff of the two, only where they differ). A closure that changes nothing, where the
 ///   state did not change, fails too: leave the closure out.
 /// - ``receive(_:timeout:assert:sourceLocation:)`` asserts the next action an effect sent back, waiting for it if
 ///   needed, and the state it left.
@@ -193,7 +193,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
             exhaustive ? progress.takeSentLeavingReceived(number: number) : progress.takeSent(number: number)
         }) else {
             return fail(
-                "The store did not apply \(ValueDescription.line(action)) within \(Self.applyTimeout): is a reducer stuck?",
+                "The store did not apply \(described(action)) within \(Self.applyTimeout): is a reducer stuck?",
                 sourceLocation: sourceLocation
             )
         }
@@ -201,7 +201,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         if exhaustive, !unasserted.isEmpty {
             Issue.record(
                 """
-                Sent \(ValueDescription.line(action)) while \(unasserted.count) received action(s) were not \
+                Sent \(described(action)) while \(unasserted.count) received action(s) were not \
                 asserted: \(Self.list(unasserted)). Assert them with receive(_:) first.
                 """,
                 sourceLocation: sourceLocation
@@ -230,7 +230,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         sourceLocation: SourceLocation = #_sourceLocation
     ) async where Action: Equatable {
         await receive(
-            description: ValueDescription.line(expected), matching: { $0 == expected },
+            description: described(expected), matching: { $0 == expected },
             timeout: timeout, assert: assert, sourceLocation: sourceLocation
         )
     }
@@ -338,7 +338,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         guard step.isReceived, matches(step.action.action) else {
             log.withProgress { $0.asserted(step) }
             return fail(
-                "Expected to receive \(description()), but received \(ValueDescription.line(step.action.action)).",
+                "Expected to receive \(description()), but received \(described(step.action.action)).",
                 sourceLocation: sourceLocation
             )
         }
@@ -359,7 +359,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
         do {
             try assert?(&expected)
         } catch {
-            let action = ValueDescription.line(step.action.action)
+            let action = described(step.action.action)
             Issue.record(error, "The assertion closure for \(action) threw.", sourceLocation: sourceLocation)
             return
         }
@@ -381,7 +381,7 @@ public final class TestStore<State: Equatable & Sendable, Action: Sendable>: Sen
 
     @usableFromInline
     static func list(_ actions: [Action]) -> String {
-        actions.map(ValueDescription.line).joined(separator: ", ")
+        actions.map(described).joined(separator: ", ")
     }
 
     private static func describeLeftovers(actions: [Action], effects: Int) -> String {

@@ -168,7 +168,7 @@ struct TestStoreParityTests {
             await store.send(.tap) { $0 = 1 }
             #expect(await eventually { store.pendingReceivedActions.count == 1 })
         } matching: { issue in
-            Self.text(issue).contains("went away with 1 received action(s) not asserted: .response(42)")
+            Self.text(issue).contains("went away with 1 received action(s) not asserted: TestStoreParityTests.Tap.response(42)")
                 && issue.sourceLocation?.fileID == #fileID
         }
     }
@@ -218,59 +218,6 @@ struct TestStoreParityTests {
         gate.open()
         await store.finish()
         #expect(store.state == 111)
-    }
-
-    enum Named: Equatable, Sendable {
-        case rename(String)
-        case move(x: Int, y: Int)
-        case b2
-    }
-
-    @Test func failureMessagesWriteActionsAsCodeDoes() async {
-        let store = TestStore(initialState: "") { (state: inout String, action: Named) in
-            if case .rename(let name) = action { state = name }
-        }
-        await withKnownIssue {
-            await store.send(.rename("x")) { $0 = "y" }
-        } matching: { issue in
-            let text = Self.text(issue)
-            return text.contains("The state after .rename(\"x\") is not what the test expected")
-                && text.contains("− \"y\"") && text.contains("+ \"x\"") && !text.contains("unknown context")
-        }
-        await withKnownIssue {
-            await store.send(.move(x: 1, y: 2)) { $0 = "z" }
-        } matching: { issue in
-            Self.text(issue).contains(".move(x: 1, y: 2)")
-        }
-        await store.finish()
-    }
-
-    @Test func voidActionsAreWrittenAsEmptyParentheses() async {
-        let store = TestStore(initialState: 0) { (state: inout Int, _: Void) in state += 1 }
-        await withKnownIssue {
-            await store.send(()) { $0 = 5 }
-        } matching: { issue in
-            Self.text(issue).contains("The state after () is not")
-        }
-        await store.finish()
-    }
-
-    enum Spoken: Equatable, Sendable, CustomStringConvertible {
-        case go
-
-        var description: String { "the go button" }
-    }
-
-    /// Actions are printed "as a person writes them" (`.b2`), also a payload-less case of an enum with its own
-    /// `description`, which must not be printed as `.` + that description (`.the go button`).
-    @Test func aCaseOfAnEnumWithADescriptionIsWrittenAsCode() async {
-        let store = TestStore(initialState: 0) { (state: inout Int, _: Spoken) in state += 1 }
-        await withKnownIssue {
-            await store.send(.go) { $0 = 2 }
-        } matching: { issue in
-            issue.comments.map(\.rawValue).joined().contains("The state after .go is not")
-        }
-        await store.finish()
     }
 
     /// `receive` wakes when the action arrives: the effect sends only after `receive` started waiting.
