@@ -11,6 +11,9 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
     }
 
     @usableFromInline let flag = Atomic<Bool>(false)
+    /// Set while the store applies an action an effect sent, if it is recording. Only the store's worker, one
+    /// at a time, sets and reads it; atomic because the worker may be another thread from one turn to the next.
+    @usableFromInline let effectActionInProgress = Atomic<Bool>(false)
     private let session = Locked<Session?>(nil)
 
     @usableFromInline init() {}
@@ -18,6 +21,19 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
     /// Whether actions are being recorded; cheap enough to ask on every dispatch.
     @inlinable
     var isRecording: Bool { flag.load(ordering: .relaxed) }
+
+    /// Whether the action being applied was sent by an effect.
+    @inlinable
+    var isApplyingEffectAction: Bool { effectActionInProgress.load(ordering: .relaxed) }
+
+    /// Runs `route`, the route of an action an effect sent, noting so for the recording.
+    @inlinable
+    func applyingEffectAction(_ route: () -> Void) {
+        guard isRecording else { return route() }
+        effectActionInProgress.store(true, ordering: .relaxed)
+        defer { effectActionInProgress.store(false, ordering: .relaxed) }
+        route()
+    }
 
     func start(from state: State) {
         session.withLock { $0 = Session(recording: Recording(initialState: state)) }
@@ -39,14 +55,14 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
     /// Appends `action`. After time travel, the actions past the shown state are dropped first: the new action
     /// continues from there.
     @usableFromInline
-    func record(_ action: Action) {
+    func record(_ action: Action, sentByEffect: Bool) {
         session.withLock { session in
             guard var current = session else { return }
             if let travelled = current.travelled {
                 current.recording.actions.removeSubrange(travelled...)
                 current.travelled = nil
             }
-            current.recording.actions.append(RecordedAction(date: Date(), action: action))
+            current.recording.actions.append(RecordedAction(date: Date(), action: action, sentByEffect: sentByEffect))
             session = current
         }
     }

@@ -1,13 +1,17 @@
 import Foundation
 
-/// An action a store applied, and when.
+/// An action a store applied, when, and whether an effect sent it.
 public struct RecordedAction<Action: Sendable>: Sendable {
     public let date: Date
     public let action: Action
+    /// Whether an effect sent the action back, rather than `dispatch` or `send`: replaying through a `TestStore`,
+    /// the effect sends it again, and the test receives it.
+    public let sentByEffect: Bool
 
-    public init(date: Date, action: Action) {
+    public init(date: Date, action: Action, sentByEffect: Bool = false) {
         self.date = date
         self.action = action
+        self.sentByEffect = sentByEffect
     }
 }
 
@@ -38,4 +42,26 @@ public struct Recording<State: Sendable, Action: Sendable>: Sendable {
     }
 }
 
-extension RecordedAction: Codable where Action: Codable {}
+/// `{"date": …, "action": …}`, with `"sentByEffect": true` for an action an effect sent; a line without it (as
+/// recordings were written before it existed) is an action dispatched.
+extension RecordedAction: Codable where Action: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case date, action, sentByEffect
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            date: try container.decode(Date.self, forKey: .date),
+            action: try container.decode(Action.self, forKey: .action),
+            sentByEffect: try container.decodeIfPresent(Bool.self, forKey: .sentByEffect) ?? false
+        )
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(date, forKey: .date)
+        try container.encode(action, forKey: .action)
+        if sentByEffect { try container.encode(true, forKey: .sentByEffect) }
+    }
+}

@@ -9,7 +9,7 @@ extension Store {
     /// withdraw the action: once sent, it is applied.
     public func send(_ action: Action) async {
         if case .scope(let upstream) = role { return await upstream.actions.send(action) }
-        let entered = enter({ route(action) }, orQueue: .action(action, origin: nil), waits: .suspending)
+        let entered = enter({ route(action) }, orQueue: .action(action), waits: .suspending)
         if case .suspend(let caller) = entered { await caller.waitAsync() }
     }
 }

@@ -199,7 +199,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         if case .scope = role { return route(action) }
         // An idle store, the common case, applies the action at once, without wrapping it in a `StoreWork` for the
         // queue: copying and destroying that generic enum cost more than the reducer.
-        enter({ route(action) }, orQueue: .action(action, origin: nil), waits: .waiting)
+        enter({ route(action) }, orQueue: .action(action), waits: .waiting)
     }
 
     /// The one route of an action into the middleware and the reducer, wherever it comes from (`dispatch`, `send`,
@@ -307,12 +307,14 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     @inlinable @inline(__always)
     func perform(_ work: StoreWork<State, Action>) {
         switch work {
-        case .action(let action, let origin):
+        case .action(let action):
+            route(action)
+        case .effectAction(let action, let origin):
             if let origin {
                 defer { origin.endWork() }
                 guard !origin.isCancelled else { return }
             }
-            route(action)
+            recorder.applyingEffectAction { route(action) }
         case .run(let body):
             body()
         case .replaceState(let newState):
@@ -332,13 +334,13 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
             let (effect, round) = core.reduce(action, with: reducer)
             // Recorded under the state lock, so that a recording started meanwhile starts from a state that does or
             // does not include this action, and records it accordingly.
-            if recorder.isRecording { recorder.record(action) }
+            if recorder.isRecording { recorder.record(action, sentByEffect: recorder.isApplyingEffectAction) }
             return (effect, round)
         }
         if !effect.isNone {
             effects.start(effect, send: Send { [weak self] action, origin in
                 guard let self else { return origin?.endWork() ?? () }
-                submit(.action(action, origin: origin))
+                submit(.effectAction(action, origin: origin))
             })
         }
     }

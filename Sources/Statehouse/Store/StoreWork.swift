@@ -6,8 +6,11 @@
 /// in order, and gives a new subscriber its first value before any later one.
 @usableFromInline
 enum StoreWork<State: Sendable, Action: Sendable>: Sendable {
-    /// An action; `origin` is the effect that sent it, if any, whose cancellation drops it.
-    case action(Action, origin: EffectHandle?)
+    /// An action dispatched or sent (`dispatch`, `send`) while the store was busy.
+    case action(Action)
+    /// An action an effect sent back; `origin` is the cancellable effect it came from, if any, whose cancellation
+    /// drops it. A recording notes that an effect sent it.
+    case effectAction(Action, origin: EffectHandle?)
     /// Runs on the processor, in order with the rest: registering a subscriber (and showing it the current
     /// selection), a scoped store's work.
     case run(@Sendable () -> Void)

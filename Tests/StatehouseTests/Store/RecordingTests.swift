@@ -17,6 +17,8 @@ struct RecordingTests {
         await store.finishEffects()
         let recording = try #require(store.stopRecording())
         #expect(recording.actions.map(\.action) == [.ping, .pong, .search("swift"), .results("swift")])
+        // What an effect sent back is marked so (a test made of the recording receives it, not sends it).
+        #expect(recording.actions.map(\.sentByEffect) == [false, true, false, true])
 
         let replayed = Store(initialState: Search(), reducer: searchReducer())
         try replayed.replay(recording)
@@ -40,6 +42,47 @@ struct RecordingTests {
         let replayed = makeCounterStore()
         try replayed.replay(loaded)
         #expect(replayed.state == store.state)
+    }
+
+    /// Actions a reducer or middleware dispatches are the app's, not an effect's, even while an effect's action is
+    /// being applied; actions of `.send` and of `.run` effects are an effect's.
+    @Test func onlyWhatAnEffectSentIsMarkedAsSentByAnEffect() async throws {
+        let relay = Middleware<Search, SearchAction> { context, action, next in
+            next(action)
+            if case .results(let query) = action, query == "relay" { context.dispatch(.ping) }
+        }
+        let store = Store(initialState: Search(), reducer: searchReducer(), middleware: [relay])
+        store.startRecording()
+        store.dispatch(.both)
+        store.dispatch(.search("relay"))
+        await store.finishEffects()
+        #expect(await eventually { store.recording?.actions.count == 7 })
+        let recording = try #require(store.stopRecording())
+        let marked = recording.actions.map { "\($0.action)\($0.sentByEffect ? " (effect)" : "")" }
+        #expect(marked.sorted() == [
+            "both", "ping", "pong (effect)", "pong (effect)", "pong (effect)", "results(\"relay\") (effect)",
+            "search(\"relay\")",
+        ])
+    }
+
+    /// A line written before actions were marked is an action dispatched; a mark is written only when set.
+    @Test func theMarkIsWrittenOnlyWhenSetAndOptionalWhenRead() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("statehouse-\(UUID()).jsonl")
+        defer { try? FileManager.default.removeItem(at: url) }
+        try Data(#"{"action":{"increment":{}},"date":"2026-01-01T00:00:00Z"}"#.utf8).write(to: url)
+        let old = try Recording<Counter, CounterAction>(initialState: Counter(), contentsOf: url)
+        #expect(old.actions.map(\.sentByEffect) == [false])
+        let date = Date(timeIntervalSince1970: 0)
+        try Recording<Counter, CounterAction>(initialState: Counter(), actions: [
+            RecordedAction(date: date, action: .increment),
+            RecordedAction(date: date, action: .increment, sentByEffect: true),
+        ]).writeActions(to: url)
+        #expect(try String(contentsOf: url, encoding: .utf8) == """
+            {"action":{"increment":{}},"date":"1970-01-01T00:00:00Z"}
+            {"action":{"increment":{}},"date":"1970-01-01T00:00:00Z","sentByEffect":true}
+
+            """)
+        #expect(try Recording<Counter, CounterAction>(initialState: Counter(), contentsOf: url).actions.map(\.sentByEffect) == [false, true])
     }
 
     @Test func aCorruptLineIsReportedWithItsNumber() throws {
