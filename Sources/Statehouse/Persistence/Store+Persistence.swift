@@ -34,6 +34,23 @@ extension Store where State: Codable {
         )
     }
 
+    /// Creates a persisted store that applies actions with a composed ``Reducer``, such as an ``Undoable`` state's
+    /// (``Reducer/undoable(_:)``).
+    public convenience init(
+        initialState: State,
+        key: String,
+        storage: some StateStorage,
+        writes: WritePolicy = .coalesced,
+        externalChanges: ExternalChanges = .watch,
+        reducer: Reducer<State, Action>,
+        middleware: [Middleware<State, Action>] = []
+    ) {
+        self.init(
+            initialState: initialState, key: key, storage: storage, codec: .json, writes: writes,
+            externalChanges: externalChanges, reducer: reducer.reduce, middleware: middleware
+        )
+    }
+
     /// Creates a persisted store whose reducer only changes the state.
     public convenience init(
         initialState: State,
@@ -68,6 +85,22 @@ extension Store where State: VersionedState {
         self.init(
             initialState: initialState, key: key, storage: storage, codec: .versioned, writes: writes,
             externalChanges: externalChanges, reducer: reducer, middleware: middleware
+        )
+    }
+
+    /// Creates a persisted store of a versioned state that applies actions with a composed ``Reducer``.
+    public convenience init(
+        initialState: State,
+        key: String,
+        storage: some StateStorage,
+        writes: WritePolicy = .coalesced,
+        externalChanges: ExternalChanges = .watch,
+        reducer: Reducer<State, Action>,
+        middleware: [Middleware<State, Action>] = []
+    ) {
+        self.init(
+            initialState: initialState, key: key, storage: storage, codec: .versioned, writes: writes,
+            externalChanges: externalChanges, reducer: reducer.reduce, middleware: middleware
         )
     }
 

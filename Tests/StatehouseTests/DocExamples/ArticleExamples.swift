@@ -133,6 +133,27 @@ enum ArticleExamples {
         return store.state.lists
     }
 
+    // UndoAndRedo.md, Persisted, replicated and synced stores
+    static func persistedUndo(in folder: URL) -> [[String]] {
+        struct Doc: Codable, Equatable, Sendable { var lists = [["Writing", "Reading"]] }
+        enum DocAction: Codable, Equatable, Sendable {
+            case delete(String)
+            var isUndoable: Bool { true }
+        }
+        let docReducer: @Sendable (inout Doc, DocAction) -> Void = { doc, action in
+            if case .delete(let name) = action { doc.lists[0].removeAll { $0 == name } }
+        }
+
+        let store = Store(
+            initialState: Undoable(Doc()), key: "doc", storage: .file(directory: folder),
+            reducer: Reducer(docReducer).undoable(UndoPolicy { $0.isUndoable })
+        )
+        store.dispatch(.action(.delete("Writing")))
+        store.undo()                                    // dispatches .undo
+        let lists = store.state.present.lists
+        return lists
+    }
+
     // TheStore.md, Composing reducers
     static func composingReducers() {
         struct Todo: Equatable, Identifiable, Sendable { let id: Int; var done = false }

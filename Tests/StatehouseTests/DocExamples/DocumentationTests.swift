@@ -45,6 +45,8 @@ struct DocumentationTests {
         ArticleExamples.store()
         ArticleExamples.composingReducers()
         #expect(ArticleExamples.undo() == [["Reading"], []])
+        let folder = TemporaryDirectory()
+        #expect(ArticleExamples.persistedUndo(in: folder.url) == [["Writing", "Reading"]])
         ArticleExamples.dependencies()
         let directory = TemporaryDirectory()
         #expect(throws: Never.self) { try ArticleExamples.persistence(directory: directory.url) }

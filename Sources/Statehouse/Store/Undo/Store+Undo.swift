@@ -52,19 +52,25 @@ extension Store {
     ///
     /// It takes its turn like an action: what was dispatched before it is applied first, and, called from outside
     /// the store's work, it returns once the state is changed and the subscribers told. Nothing happens when there
-    /// is nothing to undo (``canUndo``), or on a store without an ``UndoPolicy`` or a scoped store.
+    /// is nothing to undo (``canUndo``), or on a store without an ``UndoPolicy`` or a scoped store. On a store of
+    /// ``Undoable`` state, it dispatches ``UndoableAction/undo``.
     public func undo() {
+        if let command = UndoCommand.undo.action(of: Action.self), undoLog == nil { return dispatch(command) }
         changeHistory { $0.undo() }
     }
 
     /// Applies again the newest group ``undo()`` took back, where it was among the other actions. A new undoable
-    /// action forgets what could be redone. Nothing happens when there is nothing to redo (``canRedo``).
+    /// action forgets what could be redone. Nothing happens when there is nothing to redo (``canRedo``). On a store
+    /// of ``Undoable`` state, it dispatches ``UndoableAction/redo``.
     public func redo() {
+        if let command = UndoCommand.redo.action(of: Action.self), undoLog == nil { return dispatch(command) }
         changeHistory { $0.redo() }
     }
 
     /// Makes one undo group of the undoable actions applied while `body` runs: a gesture that dispatches several
-    /// is undone at once. Groups inside a group join it. Actions that effects send later are not in it.
+    /// is undone at once. Groups inside a group join it. Actions that effects send later are not in it. (On a store
+    /// of ``Undoable`` state, whose history other processes and replicas share, dispatch
+    /// ``UndoableAction/group(_:_:)`` instead: `body` runs, ungrouped.)
     ///
     /// - Parameters:
     ///   - name: What a menu calls the group ("Undo Move"); without it, the name of its first named action.
@@ -90,8 +96,9 @@ extension Store {
 
     /// Whether undo and redo can be done, and what they would do. Observable, like ``state``.
     public var undoAvailability: UndoAvailability {
+        guard let log = undoLog else { return Self.availability(in: state) }
         observation.accessed()
-        return undoLog?.availability ?? UndoAvailability()
+        return log.availability
     }
 
     /// ``undoAvailability`` now, then each time it changes, as an async sequence: what a menu follows. It follows
@@ -99,11 +106,17 @@ extension Store {
     public func undoAvailabilityValues(
         bufferingPolicy: AsyncStream<UndoAvailability>.Continuation.BufferingPolicy = .unbounded
     ) -> AsyncStream<UndoAvailability> {
-        guard let log = undoLog else {
-            return AsyncStream(bufferingPolicy: bufferingPolicy) { $0.yield(UndoAvailability()); $0.finish() }
-        }
+        let log = undoLog
         // Read as the group selects, under the state lock, after the history changed with the state.
-        return values(select: { _ in log.availability }, isDuplicate: ==, bufferingPolicy: bufferingPolicy)
+        return values(
+            select: { state in log?.availability ?? Self.availability(in: state) }, isDuplicate: ==,
+            bufferingPolicy: bufferingPolicy
+        )
+    }
+
+    /// What the history in an ``Undoable`` state says; nothing to undo in any other.
+    private static func availability(in state: State) -> UndoAvailability {
+        (state as? any UndoAvailabilityProviding)?.undoAvailability ?? UndoAvailability()
     }
 
     /// How much the undo history holds. For tests and diagnostics.

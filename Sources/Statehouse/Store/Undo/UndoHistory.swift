@@ -17,8 +17,13 @@ struct UndoHistory<State: Sendable, Action: Sendable>: Sendable {
         let before: State
         /// Where the group's first action is in the history (counting from the first action ever kept).
         let start: Int
-        /// When its last action was applied, for grouping by time; `nil` for a policy that does not.
-        var lastAction: ContinuousClock.Instant?
+        /// When its last action was applied, for grouping by time; `nil` for a policy that does not, and in a
+        /// history stored as part of a state (a time of this process means nothing to another).
+        var lastAction: ContinuousClock.Instant? = nil
+
+        private enum CodingKeys: String, CodingKey {
+            case id, name, before, start
+        }
     }
 
     struct Entry: Sendable {
@@ -27,7 +32,15 @@ struct UndoHistory<State: Sendable, Action: Sendable>: Sendable {
         let group: UInt64?
     }
 
-    let policy: UndoPolicy<Action>
+    /// A group made of the actions a body or a `.group` action applies.
+    struct OpenGroup: Sendable, Equatable, Codable {
+        var name: String?
+        /// How many groups are open inside one another: they are one.
+        var depth: Int
+        /// The group, once its first undoable action made it.
+        var group: UInt64?
+    }
+
     private(set) var done: [Group] = []
     /// The undone groups, the next to redo last.
     private(set) var undone: [Group] = []
@@ -35,12 +48,10 @@ struct UndoHistory<State: Sendable, Action: Sendable>: Sendable {
     /// How many entries were dropped from the front of ``entries``: positions count from the first ever kept.
     private var dropped = 0
     private var nextGroup: UInt64 = 0
-    /// An explicit group (``Store/undoGroup(_:_:)``) open: its name, how deep, and whether it has started.
-    private var explicit: (name: String?, depth: Int, group: UInt64?)?
+    /// An explicit group (``Store/undoGroup(_:_:)``, ``UndoableAction/group(_:_:)``) open.
+    private var explicit: OpenGroup?
 
-    init(policy: UndoPolicy<Action>) {
-        self.policy = policy
-    }
+    init() {}
 
     /// How much the history holds: its groups, done and undone, and the actions it would apply again.
     var footprint: (groups: Int, actions: Int) {
@@ -55,19 +66,21 @@ struct UndoHistory<State: Sendable, Action: Sendable>: Sendable {
 
     /// Whether recording `action` starts a group, which keeps the state before it: the caller copies the state only
     /// then.
-    func startsGroup(with action: Action, at now: ContinuousClock.Instant?) -> Bool {
-        policy.isUndoable(action) && joinableGroup(at: now) == nil
+    func startsGroup(with action: Action, at now: ContinuousClock.Instant?, policy: UndoPolicy<Action>) -> Bool {
+        policy.isUndoable(action) && joinableGroup(at: now, grouping: policy.grouping) == nil
     }
 
     /// Notes an action the reducer applied; `before` is the state before it, given when ``startsGroup(with:at:)``
     /// said so.
-    mutating func record(_ action: Action, before: State?, at now: ContinuousClock.Instant?) {
+    mutating func record(
+        _ action: Action, before: State?, at now: ContinuousClock.Instant?, policy: UndoPolicy<Action>
+    ) {
         guard policy.isUndoable(action) else {
             // Kept only while a group is there to undo: it is applied again when a group before it is undone.
-            if !done.isEmpty || !undone.isEmpty { append(Entry(action: action, group: nil)) }
+            if !done.isEmpty || !undone.isEmpty { append(Entry(action: action, group: nil), limit: policy.historyLimit) }
             return
         }
-        let joined = joinableGroup(at: now)
+        let joined = joinableGroup(at: now, grouping: policy.grouping)
         forgetRedo()
         let group: UInt64
         if let joined {
@@ -82,26 +95,26 @@ struct UndoHistory<State: Sendable, Action: Sendable>: Sendable {
             done.append(Group(id: group, name: name, before: before, start: dropped + entries.count, lastAction: now))
             if explicit != nil { explicit?.group = group }
         }
-        append(Entry(action: action, group: group))
+        append(Entry(action: action, group: group), limit: policy.historyLimit)
         while done.count > policy.limit { dropOldestGroup() }
     }
 
     /// The group `action` joins: the open explicit group once it has started, or the newest group if it is recent
     /// enough for the policy's grouping.
-    private func joinableGroup(at now: ContinuousClock.Instant?) -> UInt64? {
+    private func joinableGroup(at now: ContinuousClock.Instant?, grouping: UndoGrouping) -> UInt64? {
         if let explicit {
             guard let started = explicit.group, done.last?.id == started, undone.isEmpty else { return nil }
             return started
         }
-        guard let last = done.last, undone.isEmpty, case .window(let window) = policy.grouping,
+        guard let last = done.last, undone.isEmpty, case .window(let window) = grouping,
             let now, let lastAction = last.lastAction
         else { return nil }
         return now - lastAction < window ? last.id : nil
     }
 
-    private mutating func append(_ entry: Entry) {
+    private mutating func append(_ entry: Entry, limit: Int) {
         entries.append(entry)
-        while entries.count > policy.historyLimit, !done.isEmpty || !undone.isEmpty { dropOldestGroup() }
+        while entries.count > limit, !done.isEmpty || !undone.isEmpty { dropOldestGroup() }
         if done.isEmpty, undone.isEmpty {
             dropped += entries.count
             entries.removeAll(keepingCapacity: true)
@@ -163,16 +176,16 @@ struct UndoHistory<State: Sendable, Action: Sendable>: Sendable {
     }
 
     mutating func openExplicitGroup(named name: String?) {
-        if let open = explicit {
-            explicit?.depth = open.depth + 1
+        if explicit != nil {
+            explicit?.depth += 1
         } else {
-            explicit = (name, 1, nil)
+            explicit = OpenGroup(name: name, depth: 1)
         }
     }
 
     mutating func closeExplicitGroup() {
         guard let open = explicit else { return }
-        explicit = open.depth > 1 ? (open.name, open.depth - 1, open.group) : nil
+        explicit = open.depth > 1 ? OpenGroup(name: open.name, depth: open.depth - 1, group: open.group) : nil
     }
 
     /// A state kept before a group, and the actions to apply to it again.
@@ -188,3 +201,10 @@ struct UndoHistory<State: Sendable, Action: Sendable>: Sendable {
         }
     }
 }
+
+extension UndoHistory: Equatable where State: Equatable, Action: Equatable {}
+extension UndoHistory.Group: Equatable where State: Equatable {}
+extension UndoHistory.Entry: Equatable where Action: Equatable {}
+extension UndoHistory: Codable where State: Codable, Action: Codable {}
+extension UndoHistory.Group: Codable where State: Codable {}
+extension UndoHistory.Entry: Codable where Action: Codable {}

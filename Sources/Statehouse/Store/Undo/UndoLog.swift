@@ -5,11 +5,12 @@
 /// Observation reports agree with the state they see.
 @usableFromInline
 final class UndoLog<State: Sendable, Action: Sendable>: Sendable {
-    private let history: Locked<UndoHistory<State, Action>>
+    private let history = Locked(UndoHistory<State, Action>())
+    private let policy: UndoPolicy<Action>
     private let readsClock: Bool
 
     init(policy: UndoPolicy<Action>) {
-        history = Locked(UndoHistory(policy: policy))
+        self.policy = policy
         readsClock = policy.grouping != .eachAction
     }
 
@@ -28,9 +29,9 @@ final class UndoLog<State: Sendable, Action: Sendable>: Sendable {
     ) -> Effect<Action> {
         // One reading for both questions: a group joined by the first and not by the second would lack its state.
         let now = readsClock ? ContinuousClock.now : nil
-        let before = history.withLock { $0.startsGroup(with: action, at: now) } ? state : nil
+        let before = history.withLock { $0.startsGroup(with: action, at: now, policy: policy) } ? state : nil
         let effect = reducer(&state, action)
-        history.withLock { $0.record(action, before: before, at: now) }
+        history.withLock { $0.record(action, before: before, at: now, policy: policy) }
         return effect
     }
 
