@@ -1,4 +1,5 @@
 import Foundation
+import Statehouse
 import StatehouseServer
 
 /// Tokens and servers the tests and their helper processes share.
@@ -12,7 +13,10 @@ public enum Fixture {
 
     public static func tokens() throws -> SyncTokens {
         try SyncTokens([
-            SyncGrant(name: "writer", token: writer, stores: ["tracker": .readWrite], containers: ["settings": .readWrite]),
+            SyncGrant(
+                name: "writer", token: writer, stores: ["tracker": .readWrite, "notes": .readWrite],
+                containers: ["settings": .readWrite]
+            ),
             SyncGrant(
                 name: "second writer", token: secondWriter, stores: ["tracker": .readWrite], containers: ["settings": .readWrite]
             ),
@@ -22,13 +26,15 @@ public enum Fixture {
     }
 
     /// A server hosting `tracker`, whose `authorize` refuses ``TrackerAction/forbidden`` and whose reducer throws on
-    /// ``TrackerAction/impossible``, and the container `settings` (``Settings``).
+    /// ``TrackerAction/impossible``; `notes`, a tracker with its undo history (``notesReducer``); and the container
+    /// `settings` (``Settings``).
     public static func server(storage: SyncServerStorage? = nil, limits: SyncLimits = SyncLimits()) throws -> SyncServer {
         let server = SyncServer(storage: try storage ?? .inMemory(), tokens: try tokens(), limits: limits)
         server.host(
             store: "tracker", initialState: Tracker(), reducer: serverReducer,
             authorize: { _, action in action == .forbidden ? .refuse("forbidden here") : .allow }
         )
+        server.host(store: "notes", initialState: Undoable(Tracker()), reducer: notesReducer.reduce)
         server.host(container: "settings", of: Settings.self)
         return server
     }

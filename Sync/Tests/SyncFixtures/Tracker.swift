@@ -45,3 +45,9 @@ public let serverReducer: @Sendable (inout Tracker, TrackerAction) throws -> Voi
     }
     trackerReducer(&state, action)
 }
+
+/// A tracker whose entries can be undone, and whose counts cannot: the same reducer on the clients and the server,
+/// undo and redo among the actions they sync.
+public let notesReducer = Reducer(trackerReducer).undoable(UndoPolicy { action in
+    if case .count = action { false } else { true }
+})
