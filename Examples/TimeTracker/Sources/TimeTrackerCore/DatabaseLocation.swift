@@ -14,7 +14,9 @@ enum DatabaseLocation {
     static let firstMigration = "projects and activities"
 
     /// The tables timetrack makes, and GRDB's record of its migrations.
-    private static let ownTables: Set<String> = ["project", "activity", "deletedProject", "deletedActivity", "grdb_migrations"]
+    private static let ownTables: Set<String> = [
+        "project", "activity", "deletedProject", "deletedActivity", "undoStep", "grdb_migrations",
+    ]
 
     /// Before opening: the path names a file timetrack can create, or a regular file it can read and write.
     static func checkBeforeOpening(_ path: String) throws(TrackerError) {

@@ -38,6 +38,14 @@ extension SQLiteBackend {
                 CREATE INDEX deletedActivity_projectId ON deletedActivity(projectId);
                 """)
         }
+        migrator.registerMigration("undo history") { db in
+            try db.execute(sql: """
+                CREATE TABLE undoStep (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT, stack TEXT NOT NULL CHECK (stack IN ('undo', 'redo')),
+                    name TEXT NOT NULL, change TEXT NOT NULL
+                )
+                """)
+        }
         return migrator
     }
 

@@ -10,4 +10,8 @@ public enum TrackerAction: Equatable, Sendable {
     case startActivity(projectID: Int64)
     /// Stops the running activity of a project.
     case stopActivity(projectID: Int64)
+    /// Takes back the newest change of the actions above, whichever process made it.
+    case undo
+    /// Makes again the newest change ``undo`` took back.
+    case redo
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 extension TrackerDatabase {
-    /// The action's checks and writes, inside the backend's transaction.
+    /// The action's checks and writes, inside the backend's transaction, with its step in the undo history.
     static func apply(_ action: TrackerAction, at now: Double, in sql: any SQLStatements) throws -> ProjectSummary? {
         switch action {
         case .addProject(let raw):
@@ -12,39 +12,64 @@ extension TrackerDatabase {
             let id = try sql.value(
                 "INSERT INTO project (name, nameKey, created) VALUES (?, ?, ?) RETURNING id",
                 [.text(name.display), .text(name.key), .real(now)]
-            )?.integer
-            return try summary(of: id ?? 0, in: sql)
+            )?.integer ?? 0
+            try noteProject(id, named: "Add", in: sql)
+            return try summary(of: id, in: sql)
         case .deleteProject(let id):
-            _ = try name(of: id, in: sql)
+            let project = try name(of: id, in: sql)
+            let removed = TrackerChange.projectRemoved(
+                try self.project(id, in: sql)!, activities: try activities(of: id, in: sql)
+            )
             try moveToTrash(id, at: now, in: sql)
             try passOnNameKey(of: id, in: sql)
             try sql.execute("DELETE FROM project WHERE id = ?", [.integer(id)])
+            try noteUndoable(removed, named: "Delete \(project)", in: sql)
             return nil
         case .restoreProject(let id):
-            return try restore(id, at: now, in: sql)
+            let restored = try restore(id, at: now, in: sql)
+            try noteProject(id, named: "Restore", in: sql)
+            return restored
         case .startActivity(let id):
             let project = try name(of: id, in: sql)
             if try isRunning(id, in: sql) { throw TrackerError.alreadyRunning(project: project) }
             // A clock set back (an NTP step, a laptop resuming) must not start an activity inside the last one,
             // which would count the same time twice: it starts where the last one ended instead.
             let lastStop = try sql.value("SELECT MAX(stoppedAt) FROM activity WHERE projectId = ?", [.integer(id)])?.real
-            try sql.execute(
-                "INSERT INTO activity (projectId, startedAt) VALUES (?, ?)", [.integer(id), .real(max(now, lastStop ?? now))]
-            )
+            let activity = try sql.value(
+                "INSERT INTO activity (projectId, startedAt) VALUES (?, ?) RETURNING id",
+                [.integer(id), .real(max(now, lastStop ?? now))]
+            )?.integer ?? 0
+            try noteUndoable(.activityInserted(try self.activity(activity, in: sql)!), named: "Start \(project)", in: sql)
             return try summary(of: id, in: sql)
         case .stopActivity(let id):
             let project = try name(of: id, in: sql)
-            guard try isRunning(id, in: sql) else { throw TrackerError.notRunning(project: project) }
+            guard let running = try sql.value(
+                "SELECT id FROM activity WHERE projectId = ? AND stoppedAt IS NULL", [.integer(id)]
+            )?.integer else { throw TrackerError.notRunning(project: project) }
             // A clock set back since the start must not make a negative duration.
-            try sql.execute(
+            let stoppedAt = try sql.value(
                 """
                 UPDATE activity SET stoppedAt = CASE WHEN startedAt > ? THEN startedAt ELSE ? END
-                WHERE projectId = ? AND stoppedAt IS NULL
+                WHERE id = ? RETURNING stoppedAt
                 """,
-                [.real(now), .real(now), .integer(id)]
-            )
+                [.real(now), .real(now), .integer(running)]
+            )?.real ?? now
+            try noteUndoable(.activityStopped(id: running, at: stoppedAt), named: "Stop \(project)", in: sql)
             return try summary(of: id, in: sql)
+        case .undo:
+            return try step(.undo, at: now, in: sql)
+        case .redo:
+            return try step(.redo, at: now, in: sql)
         }
+    }
+
+    /// Notes the project `id` as it is now, with its activities, as inserted: `verb` and its name make the step's.
+    private static func noteProject(_ id: Int64, named verb: String, in sql: any SQLStatements) throws {
+        guard let project = try project(id, in: sql) else { return }
+        try noteUndoable(
+            .projectInserted(project, activities: try activities(of: id, in: sql)), named: "\(verb) \(project.name)",
+            in: sql
+        )
     }
 
     private static func name(of id: Int64, in sql: any SQLStatements) throws -> String {

@@ -37,7 +37,10 @@ final class TrackerDatabase: Sendable {
 
     /// Reads the whole state at once, so that it is consistent. Blocks: call it off the cooperative pool.
     func snapshot() throws(TrackerError) -> TrackerState {
-        try backend.read { sql in TrackerState(projects: try Self.summaries(in: sql)) }
+        try backend.read { sql in
+            let (undo, redo) = try Self.undoAvailability(in: sql)
+            return TrackerState(projects: try Self.summaries(in: sql), undoName: undo, redoName: redo)
+        }
     }
 
     /// The projects whose names became one with an older project's when the comparison changed, with that name

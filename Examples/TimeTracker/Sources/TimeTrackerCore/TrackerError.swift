@@ -18,6 +18,12 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
     case alreadyRunning(project: String)
     /// The project has no running activity.
     case notRunning(project: String)
+    /// `undo` found no change to take back (none since the database was made, or the last ones were undone).
+    case nothingToUndo
+    /// `redo` found no undone change (a new change since an undo forgets what could be redone).
+    case nothingToRedo
+    /// The rows an undo or redo would change are no longer as the change left them: what changed.
+    case changedSince(String)
     /// Another program held the database locked longer than the tracker's lock timeout; nothing was written.
     case databaseLocked(waited: Duration)
     /// The database file was removed or replaced while the tracker had it open; nothing more is written to it.
@@ -54,6 +60,12 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
             "\"\(project)\" is already running; stop it first."
         case .notRunning(let project):
             "\"\(project)\" is not running."
+        case .nothingToUndo:
+            "There is nothing to undo."
+        case .nothingToRedo:
+            "There is nothing to redo (a change made after an undo cannot be redone past)."
+        case .changedSince(let what):
+            "Cannot undo or redo that change: \(what). Nothing was changed."
         case .databaseLocked(let waited):
             """
             The database is locked by another program; timetrack waited \(waited.inSeconds) s and wrote \

@@ -49,6 +49,8 @@ final class TrackerReducer: Sendable {
             }
         case .loaded(let newState, let answering):
             state.projects = newState.projects
+            state.undoName = newState.undoName
+            state.redoName = newState.redoName
             // The send may only queue the action (another thread is dispatching): the reply waits until it is in.
             guard let answering else { return .none }
             return .run { _ in answering.send() }

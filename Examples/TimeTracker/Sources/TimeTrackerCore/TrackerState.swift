@@ -7,11 +7,17 @@ public struct TrackerState: Equatable, Sendable {
     /// Why the tracker stopped working, for every view to show: the database file was removed or replaced. Once
     /// set, it stays: nothing more is written, and the projects are the last ones read.
     public var problem: String?
+    /// What `undo` would take back ("Delete Writing"), if anything.
+    public var undoName: String?
+    /// What `redo` would make again, if anything.
+    public var redoName: String?
 
     /// A state with `projects`, none by default.
-    public init(projects: [ProjectSummary] = [], problem: String? = nil) {
+    public init(projects: [ProjectSummary] = [], problem: String? = nil, undoName: String? = nil, redoName: String? = nil) {
         self.projects = projects
         self.problem = problem
+        self.undoName = undoName
+        self.redoName = redoName
     }
 
     /// The project with this id, if there is one.

@@ -100,7 +100,7 @@ extension TrackerError {
         case .emptyName, .nameTooLong, .nameHasControlCharacters, .nameHasInvisibleCharacters, .nameStartsWithCombiningMark:
             .badRequest
         case .projectNotFound: .notFound
-        case .duplicateName, .alreadyRunning, .notRunning: .conflict
+        case .duplicateName, .alreadyRunning, .notRunning, .nothingToUndo, .nothingToRedo, .changedSince: .conflict
         case .databaseLocked, .databaseGone: .serviceUnavailable
         case .database, .unusableDatabase: .internalServerError
         }

@@ -33,6 +33,25 @@ struct CLITests {
         #expect(try TimetrackProcess.run(["list", "--json"] + db).output == "[]\n")
     }
 
+    /// Each command is a process of its own: undo and redo take back and make again what an earlier one did, and
+    /// deleting then undoing brings the project back with its activities.
+    @Test func undoAndRedoAcrossProcesses() throws {
+        let database = TemporaryDatabase()
+        let db = ["--db", database.path]
+        for command in [["add", "Writing"], ["start", "Writing"], ["stop", "Writing"], ["delete", "Writing"]] {
+            #expect(try TimetrackProcess.run(command + db).status == 0)
+        }
+        #expect(try TimetrackProcess.run(["undo"] + db).output == "Undid \"Delete Writing\".\n")
+        #expect(try database.count("activity") == 1)
+        #expect(try TimetrackProcess.run(["undo"] + db).output == "Undid \"Stop Writing\".\n")
+        #expect(try TimetrackProcess.run(["redo"] + db).output == "Redid \"Stop Writing\".\n")
+        let listed = try JSONDecoder().decode([Listed].self, from: Data(try TimetrackProcess.run(["list", "--json"] + db).output.utf8))
+        #expect(listed.map(\.name) == ["Writing"] && !listed[0].running)
+        #expect(try TimetrackProcess.run(["add", "Reading"] + db).status == 0)
+        let redo = try TimetrackProcess.run(["redo"] + db)
+        #expect(redo.status != 0 && redo.output.isEmpty && redo.errors.contains("There is nothing to redo"))
+    }
+
     @Test(arguments: [
         (["add", "Writing"], "already exists"),
         (["add", "   "], "needs a name"),

@@ -1,0 +1,39 @@
+/// What an undoable action changed, row by row: enough to take it back exactly and to make it again.
+///
+/// An action is undone by applying its change's ``inverse``, not by a user action: undoing a start removes the very
+/// activity it started (its id, its start time), and redoing puts that same row back, so that undoing and redoing
+/// everything returns the database to what it was. Every apply checks that the rows are still as the change left
+/// them; a change a writer that is not timetrack made since is refused, with what is in the way, and nothing is
+/// written.
+enum TrackerChange: Codable, Equatable, Sendable {
+    struct Project: Codable, Equatable, Sendable {
+        var id: Int64
+        var name: String
+        var created: Double
+    }
+
+    struct Activity: Codable, Equatable, Sendable {
+        var id: Int64
+        var projectID: Int64
+        var startedAt: Double
+        var stoppedAt: Double?
+    }
+
+    case projectInserted(Project, activities: [Activity])
+    case projectRemoved(Project, activities: [Activity])
+    case activityInserted(Activity)
+    case activityRemoved(Activity)
+    case activityStopped(id: Int64, at: Double)
+    case activityResumed(id: Int64, stoppedAt: Double)
+
+    var inverse: TrackerChange {
+        switch self {
+        case .projectInserted(let project, let activities): .projectRemoved(project, activities: activities)
+        case .projectRemoved(let project, let activities): .projectInserted(project, activities: activities)
+        case .activityInserted(let activity): .activityRemoved(activity)
+        case .activityRemoved(let activity): .activityInserted(activity)
+        case .activityStopped(let id, let at): .activityResumed(id: id, stoppedAt: at)
+        case .activityResumed(let id, let at): .activityStopped(id: id, at: at)
+        }
+    }
+}
