@@ -24,7 +24,9 @@ from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 XSS = "<script>alert(1)</script>"
@@ -122,6 +124,18 @@ def click(driver, name, button):
     in_row(driver, name, lambda found: found.find_element(By.CSS_SELECTOR, "button." + button).click())
 
 
+def press(driver, key, shift=False):
+    """Ctrl (+ Shift) + key, with the focus off the name field (where Ctrl+Z edits the text)."""
+    driver.execute_script("document.activeElement && document.activeElement.blur()")
+    chord = ActionChains(driver).key_down(Keys.CONTROL)
+    if shift:
+        chord = chord.key_down(Keys.SHIFT)
+    chord = chord.send_keys(key)
+    if shift:
+        chord = chord.key_up(Keys.SHIFT)
+    chord.key_up(Keys.CONTROL).perform()
+
+
 def wait_for(driver, condition, what, timeout=60):
     """Waits until `condition()` holds; a generous deadline, since what is sure to come can take seconds on a busy
     machine, and the wait ends as soon as it does."""
@@ -211,6 +225,24 @@ def main():
             for driver in (writer, watcher):
                 wait_for(driver, lambda: row(driver, "Reading") is not None, "the CLI's project")
             print("ok: a project added by the CLI showed in both windows")
+
+            # Undo and redo take back the last change, whoever made it (here the CLI), from a button or the keyboard,
+            # and every window follows.
+            undo_button = writer.find_element(By.ID, "undo-last")
+            wait_for(writer, lambda: undo_button.text == "Undo Add Reading", "the undo button to name the CLI's add")
+            undo_button.click()
+            for driver in (writer, watcher):
+                wait_for(driver, lambda: row(driver, "Reading") is None, "the undone add")
+            press(watcher, "z", shift=True)
+            for driver in (writer, watcher):
+                wait_for(driver, lambda: row(driver, "Reading") is not None, "the redone add")
+            press(watcher, "z")
+            wait_for(writer, lambda: row(writer, "Reading") is None, "the add undone from the keyboard")
+            press(writer, "z", shift=True)
+            wait_for(watcher, lambda: row(watcher, "Reading") is not None, "the add redone from the keyboard")
+            wait_for(watcher, lambda: watcher.find_element(By.ID, "redo-last").get_attribute("disabled") is not None,
+                     "nothing left to redo")
+            print("ok: undo and redo, by button and by Ctrl+Z / Ctrl+Shift+Z, reached both windows")
 
             # Markup in a name is text.
             add(writer, XSS)

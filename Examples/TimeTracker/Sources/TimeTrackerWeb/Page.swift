@@ -41,6 +41,8 @@ enum Page {
           button { font: inherit; padding: .3rem .8rem; cursor: pointer; }
           #error { color: #b00020; min-height: 1.5em; margin: 0; }
           #undo { margin: 0; }
+          #history { margin: 0 0 .5rem; }
+          button:focus-visible { outline: 2px solid #1a5fb4; outline-offset: 2px; }
           table { width: 100%; border-collapse: collapse; }
           th, td { text-align: left; padding: .45rem .4rem; border-bottom: 1px solid #ddd; }
           td.elapsed { font-variant-numeric: tabular-nums; }
@@ -57,6 +59,10 @@ enum Page {
           <input id="name" name="name" placeholder="New project" maxlength="200" autocomplete="off" required>
           <button id="add-button" type="submit">Add</button>
         </form>
+        <p id="history">
+          <button id="undo-last" disabled aria-keyshortcuts="Control+Z">Undo</button>
+          <button id="redo-last" disabled aria-keyshortcuts="Control+Shift+Z">Redo</button>
+        </p>
         <p id="error" role="alert"></p>
         <p id="undo" role="status" hidden><span id="undo-text"></span> <button id="undo-button">Undo</button></p>
         <table>
@@ -179,6 +185,26 @@ enum Page {
           undoTimer = setTimeout(() => { undo.hidden = true; }, 10000);
         }
 
+        // Undo and redo take back and make again the last change, whoever made it: the server keeps the history.
+        const history = { undo: null, redo: null };
+        function renderHistory() {
+          for (const [step, id] of [["undo", "undo-last"], ["redo", "redo-last"]]) {
+            const element = document.getElementById(id);
+            const label = step === "undo" ? "Undo" : "Redo";
+            element.textContent = history[step] ? label + " " + history[step] : label;
+            element.disabled = !history[step];
+          }
+        }
+        document.getElementById("undo-last").addEventListener("click", () => send("POST", "/api/undo"));
+        document.getElementById("redo-last").addEventListener("click", () => send("POST", "/api/redo"));
+        // Ctrl+Z and Ctrl+Shift+Z (⌘ on a Mac), except while typing a name, where they edit the text.
+        document.addEventListener("keydown", event => {
+          if (!(event.ctrlKey || event.metaKey) || event.altKey || event.key.toLowerCase() !== "z") return;
+          if (event.target instanceof HTMLInputElement) return;
+          event.preventDefault();
+          send("POST", event.shiftKey ? "/api/redo" : "/api/undo");
+        });
+
         document.getElementById("add").addEventListener("submit", async event => {
           event.preventDefault();
           const input = document.getElementById("name");
@@ -191,7 +217,10 @@ enum Page {
         events.addEventListener("projects", event => {
           const data = JSON.parse(event.data);
           projects = data.projects;
+          history.undo = data.undo ?? null;
+          history.redo = data.redo ?? null;
           render();
+          renderHistory();
           if (data.problem) {
             // The database is gone: nothing more can be changed here.
             document.getElementById("error").textContent = data.problem;

@@ -21,6 +21,9 @@ final class ProjectEvents: Sendable {
         var projects: [ProjectPayload]
         /// Why the tracker stopped working (``TrackerState/problem``), for the page to show.
         var problem: String?
+        /// What undo and redo would do (``TrackerState/undoName``), for the page's buttons.
+        var undo: String?
+        var redo: String?
     }
 
     private let streams: Mutex<Streams>
@@ -64,7 +67,10 @@ final class ProjectEvents: Sendable {
     }
 
     private static func event(_ state: TrackerState) -> ByteBuffer {
-        let payload = Payload(projects: state.projects.map { ProjectPayload($0) }, problem: state.problem)
+        let payload = Payload(
+            projects: state.projects.map { ProjectPayload($0) }, problem: state.problem, undo: state.undoName,
+            redo: state.redoName
+        )
         let json = (try? JSONEncoder().encode(payload)) ?? Data("{}".utf8)
         var buffer = ByteBuffer(string: "event: projects\ndata: ")
         buffer.writeBytes(json)

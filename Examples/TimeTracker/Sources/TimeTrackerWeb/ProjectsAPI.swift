@@ -5,7 +5,8 @@ import NIOCore
 import Statehouse
 import TimeTrackerCore
 
-/// `GET/POST /api/projects`, `POST /api/projects/{id}/start|stop|restore`, `DELETE /api/projects/{id}`.
+/// `GET/POST /api/projects`, `POST /api/projects/{id}/start|stop|restore`, `DELETE /api/projects/{id}`, and
+/// `POST /api/undo|redo`.
 ///
 /// Every write is a ``TrackerAction`` performed by the tracker. Refusals come back as a 4xx status with
 /// `{"error": "…"}` and change nothing.
@@ -47,6 +48,13 @@ struct ProjectsAPI: Sendable {
         group.post(":id/restore") { _, context in
             try await perform(context, TrackerAction.restoreProject(id:))
         }
+    }
+
+    /// `POST /api/undo` and `POST /api/redo`: the project the step changed (204 when it is gone), or 409 with what
+    /// is in the way.
+    func registerHistory(on group: RouterGroup<BasicRequestContext>) {
+        group.post("undo") { _, _ in try await perform(.undo, status: .ok) }
+        group.post("redo") { _, _ in try await perform(.redo, status: .ok) }
     }
 
     /// The body, or `nil` if it is not whole within `timeout`: the idle timeout starts again at every byte, so a

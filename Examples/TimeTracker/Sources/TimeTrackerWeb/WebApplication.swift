@@ -46,7 +46,9 @@ public enum WebApplication {
         router.add(middleware: MethodNotAllowedMiddleware())
         router.get("/") { _, _ in Page.response }
         router.get("app.js") { _, _ in Page.scriptResponse }
-        ProjectsAPI(tracker: tracker, bodyTimeout: bodyTimeout).register(on: router.group("api/projects"))
+        let api = ProjectsAPI(tracker: tracker, bodyTimeout: bodyTimeout)
+        api.register(on: router.group("api/projects"))
+        api.registerHistory(on: router.group("api"))
         let events = ProjectEvents(store: tracker.store)
         router.get("api/events") { _, _ in EventStream(events: events).response() }
         return router

@@ -37,6 +37,24 @@ struct APITests {
         }
     }
 
+    /// `POST /api/undo` and `/api/redo` step through the history: 409 with a message when there is nothing, the
+    /// project the step brought back, or 204 when it took the project away.
+    @Test func undoAndRedoStepThroughTheHistory() async throws {
+        try await withAPI { client, tracker in
+            let nothing = try await client.execute(uri: "/api/undo", method: .post, headers: jsonHeaders)
+            #expect(nothing.status == .conflict)
+            #expect(try decode(ErrorBody.self, nothing).error == "There is nothing to undo.")
+            _ = try await client.execute(uri: "/api/projects", method: .post, headers: jsonHeaders, body: json(#"{"name":"Writing"}"#))
+            #expect(await eventually { tracker.store.state.undoName == "Add Writing" })
+            #expect(try await client.execute(uri: "/api/undo", method: .post, headers: jsonHeaders).status == .noContent)
+            #expect(tracker.store.state.projects.isEmpty && tracker.store.state.redoName == "Add Writing")
+            let redone = try await client.execute(uri: "/api/redo", method: .post, headers: jsonHeaders)
+            #expect(redone.status == .ok)
+            #expect(try decode(ProjectPayload.self, redone).name == "Writing")
+            #expect(try await client.execute(uri: "/api/redo", method: .post, headers: jsonHeaders).status == .conflict)
+        }
+    }
+
     @Test(arguments: [
         ("not json", "Send a JSON object"),
         (#"{"title":"x"}"#, "Send a JSON object"),
