@@ -184,6 +184,51 @@ struct UndoTests {
         #expect(store.state == Document(text: "", edits: 3))
     }
 
+    /// Undo is not an action here: a recording starts again from the state it leaves, so that replaying the
+    /// recording, or travelling to its end, still gives the store's state.
+    @Test func aRecordingStillLeadsToTheStoresStateAfterAnUndo() throws {
+        let store = makeStore()
+        store.startRecording()
+        store.dispatch(.type("a"))
+        store.dispatch(.type("b"))
+        store.undo()
+        store.dispatch(.stamp("s"))
+        let recording = try #require(store.recording)
+        let replayed = Store(initialState: Document(), reducer: edit)
+        try replayed.replay(recording)
+        #expect(replayed.state == store.state)
+        try store.travel(to: recording.actions.count)
+        #expect(store.state.text == "[s]a")
+    }
+
+    /// A group that outgrows the history is forgotten whole, with its later actions: never undone in part.
+    @Test func aGroupLargerThanTheHistoryIsNeverUndoneInPart() {
+        let store = makeStore(UndoPolicy(historyLimit: 3, name: \.name) { $0.isUndoable })
+        store.dispatch(.type("x"))
+        store.undoGroup("Paste") { for letter in ["a", "b", "c", "d", "e"] { store.dispatch(.type(letter)) } }
+        #expect(!store.canUndo)
+        store.undo()
+        #expect(store.state.text == "xabcde")
+        store.dispatch(.type("f"))  // after the group: undoable again
+        store.undo()
+        #expect(store.state.text == "xabcde" && !store.canUndo)
+        let typing = makeStore(UndoPolicy(grouping: .window(.seconds(3600)), historyLimit: 3) { $0.isUndoable })
+        for letter in ["a", "b", "c", "d", "e"] { typing.dispatch(.type(letter)) }
+        typing.undo()
+        #expect(typing.state.text == "abcde" && !typing.canUndo)
+    }
+
+    /// With grouping by time, an action right after an undo group is not in that group.
+    @Test func anUndoGroupEndsWithItsBody() {
+        let store = makeStore(UndoPolicy(grouping: .window(.seconds(3600)), name: \.name) { $0.isUndoable })
+        store.undoGroup("Paste") { store.dispatch(.type("pasted")) }
+        store.dispatch(.type("x"))
+        store.dispatch(.type("y"))
+        #expect(store.undoName == "Typing x")
+        store.undo()
+        #expect(store.state.text == "pasted" && store.undoName == "Paste")
+    }
+
     /// A state replaced whole (a replay, time travel) cannot be undone into: the history starts again.
     @Test func aReplacedStateStartsTheHistoryAgain() throws {
         let store = makeStore()
@@ -249,11 +294,18 @@ struct UndoTests {
     }
 
     /// Random undoable and other actions from several threads, with undo and redo among them: undoing everything
-    /// leaves what the other actions alone make, in the order the store applied them; redoing everything returns to
-    /// the state before the undos.
+    /// leaves what the other actions alone make, in the order the store applied them (which a middleware, seeing
+    /// each action just before the reducer, notes); redoing everything returns to the state before the undos.
     @Test(arguments: 0..<4) func undoingEverythingLeavesWhatTheOtherActionsAloneMake(seed: UInt64) async throws {
-        let store = makeStore(UndoPolicy(limit: 100_000, historyLimit: 100_000) { $0.isUndoable })
-        store.startRecording()
+        let applied = Recorder<Edit>()
+        let noting = Middleware<Document, Edit> { _, action, next in
+            if !action.isUndoable { applied.append(action) }
+            next(action)
+        }
+        let store = Store(
+            initialState: Document(), reducer: edit, middleware: [noting],
+            undo: UndoPolicy(limit: 100_000, historyLimit: 100_000) { $0.isUndoable }
+        )
         let perThread = isUnderThreadSanitizer ? 150 : 600
         await onNewThreads(3) { thread in
             var random = SplitMix64(seed: seed &* 31 &+ UInt64(thread))
@@ -270,7 +322,6 @@ struct UndoTests {
         }
         await store.finishEffects()
         let end = store.state
-        let recording = try #require(store.stopRecording())
         let couldRedo = store.canRedo  // the threads' last undos
         var undos = 0
         while store.canUndo {
@@ -278,7 +329,7 @@ struct UndoTests {
             undos += 1
         }
         var others = Document()
-        for recorded in recording.actions where !recorded.action.isUndoable { edit(&others, recorded.action) }
+        for action in applied.elements { edit(&others, action) }
         #expect(store.state == others)
         for _ in 0..<undos { store.redo() }
         #expect(store.state == end)

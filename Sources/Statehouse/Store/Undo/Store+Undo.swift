@@ -68,9 +68,14 @@ extension Store {
     }
 
     /// Makes one undo group of the undoable actions applied while `body` runs: a gesture that dispatches several
-    /// is undone at once. Groups inside a group join it. Actions that effects send later are not in it. (On a store
-    /// of ``Undoable`` state, whose history other processes and replicas share, dispatch
-    /// ``UndoableAction/group(_:_:)`` instead: `body` runs, ungrouped.)
+    /// is undone at once. Groups inside a group join it. Actions that effects send later are not in it; undoable
+    /// actions other threads apply while `body` runs are in it (the store applies actions one at a time, in one
+    /// order, and the group is a stretch of that order): group a gesture where the store's user actions come from
+    /// one place, such as the main thread. A group with more actions than the policy's `historyLimit` cannot be
+    /// undone: it is forgotten whole, never undone in part.
+    ///
+    /// On a scoped store, and on a store of ``Undoable`` state (whose history other processes and replicas share),
+    /// `body` runs ungrouped: group on the root store, or dispatch ``UndoableAction/group(_:_:)``.
     ///
     /// - Parameters:
     ///   - name: What a menu calls the group ("Undo Move"); without it, the name of its first named action.
@@ -137,6 +142,9 @@ extension Store {
         run { [self] in
             commit { core in
                 guard let state = log.state(after: step, reducer: reducer) else { return ((), nil) }
+                // Not an action: a recording would no longer lead to the store's state. It starts again from the
+                // state undo leaves (on a store of `Undoable` state, undo and redo are actions, and recorded).
+                if recorder.isRecording { recorder.start(from: state) }
                 return ((), core.replace(with: state))
             }
         }

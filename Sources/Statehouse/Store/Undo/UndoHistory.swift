@@ -39,6 +39,17 @@ struct UndoHistory<State: Sendable, Action: Sendable>: Sendable {
         var depth: Int
         /// The group, once its first undoable action made it.
         var group: UInt64?
+        /// The group outgrew the history's limit and was forgotten: its later actions cannot be undone either (a
+        /// group undone in part would leave half a gesture applied).
+        var forgotten = false
+    }
+
+    /// Where an undoable action goes.
+    private enum Joining {
+        case group(UInt64)
+        case newGroup
+        /// Into a group that outgrew the history's limit: nowhere, it cannot be undone.
+        case forgottenGroup
     }
 
     private(set) var done: [Group] = []
@@ -50,6 +61,14 @@ struct UndoHistory<State: Sendable, Action: Sendable>: Sendable {
     private var nextGroup: UInt64 = 0
     /// An explicit group (``Store/undoGroup(_:_:)``, ``UndoableAction/group(_:_:)``) open.
     private var explicit: OpenGroup?
+    /// When the last action of a group made by time was applied, if that group outgrew the history's limit and was
+    /// forgotten: actions close enough after it belong to it, and cannot be undone either.
+    private var forgottenWindowGroup: ContinuousClock.Instant?
+
+    /// What a history stored in a state keeps: no clock readings, which mean nothing to another process.
+    private enum CodingKeys: String, CodingKey {
+        case done, undone, entries, dropped, nextGroup, explicit
+    }
 
     init() {}
 
@@ -67,7 +86,8 @@ struct UndoHistory<State: Sendable, Action: Sendable>: Sendable {
     /// Whether recording `action` starts a group, which keeps the state before it: the caller copies the state only
     /// then.
     func startsGroup(with action: Action, at now: ContinuousClock.Instant?, policy: UndoPolicy<Action>) -> Bool {
-        policy.isUndoable(action) && joinableGroup(at: now, grouping: policy.grouping) == nil
+        guard policy.isUndoable(action), case .newGroup = joining(at: now, grouping: policy.grouping) else { return false }
+        return true
     }
 
     /// Notes an action the reducer applied; `before` is the state before it, given when ``startsGroup(with:at:)``
@@ -80,36 +100,43 @@ struct UndoHistory<State: Sendable, Action: Sendable>: Sendable {
             if !done.isEmpty || !undone.isEmpty { append(Entry(action: action, group: nil), limit: policy.historyLimit) }
             return
         }
-        let joined = joinableGroup(at: now, grouping: policy.grouping)
+        let joining = joining(at: now, grouping: policy.grouping)
         forgetRedo()
         let group: UInt64
-        if let joined {
+        switch joining {
+        case .group(let joined):
             group = joined
             done[done.count - 1].lastAction = now
             if done[done.count - 1].name == nil { done[done.count - 1].name = policy.name?(action) }
-        } else {
+        case .newGroup:
             guard let before else { preconditionFailure("an action that starts an undo group comes with the state before it") }
             group = nextGroup
             nextGroup &+= 1
             let name = explicit?.name ?? policy.name?(action)
             done.append(Group(id: group, name: name, before: before, start: dropped + entries.count, lastAction: now))
             if explicit != nil { explicit?.group = group }
+        case .forgottenGroup:
+            if explicit == nil { forgottenWindowGroup = now }
+            // Applied for good, as an action that is not undoable: kept only for the groups before it.
+            if !done.isEmpty { append(Entry(action: action, group: nil), limit: policy.historyLimit) }
+            return
         }
         append(Entry(action: action, group: group), limit: policy.historyLimit)
         while done.count > policy.limit { dropOldestGroup() }
     }
 
-    /// The group `action` joins: the open explicit group once it has started, or the newest group if it is recent
-    /// enough for the policy's grouping.
-    private func joinableGroup(at now: ContinuousClock.Instant?, grouping: UndoGrouping) -> UInt64? {
+    /// Where an undoable action goes: the open explicit group once it has started, or the newest group if it is
+    /// recent enough for the policy's grouping, unless that group was forgotten.
+    private func joining(at now: ContinuousClock.Instant?, grouping: UndoGrouping) -> Joining {
         if let explicit {
-            guard let started = explicit.group, done.last?.id == started, undone.isEmpty else { return nil }
-            return started
+            if explicit.forgotten { return .forgottenGroup }
+            guard let started = explicit.group, done.last?.id == started, undone.isEmpty else { return .newGroup }
+            return .group(started)
         }
-        guard let last = done.last, undone.isEmpty, case .window(let window) = grouping,
-            let now, let lastAction = last.lastAction
-        else { return nil }
-        return now - lastAction < window ? last.id : nil
+        guard undone.isEmpty, case .window(let window) = grouping, let now else { return .newGroup }
+        if let last = done.last, let lastAction = last.lastAction, now - lastAction < window { return .group(last.id) }
+        if done.isEmpty, let forgotten = forgottenWindowGroup, now - forgotten < window { return .forgottenGroup }
+        return .newGroup
     }
 
     private mutating func append(_ entry: Entry, limit: Int) {
@@ -135,7 +162,17 @@ struct UndoHistory<State: Sendable, Action: Sendable>: Sendable {
     /// Forgets the oldest group: what is before the next one leaves the history. With nothing done, that is every
     /// undone group: each kept the state with the older ones applied, so none can be redone without them.
     private mutating func dropOldestGroup() {
-        if done.isEmpty { undone.removeAll() } else { done.removeFirst() }
+        if done.isEmpty {
+            undone.removeAll()
+        } else {
+            let oldest = done.removeFirst()
+            if explicit?.group == oldest.id {
+                explicit?.group = nil
+                explicit?.forgotten = true
+            }
+            // The newest group, which actions close in time may still join.
+            if done.isEmpty { forgottenWindowGroup = oldest.lastAction }
+        }
         let nextStart = (done.first ?? undone.last)?.start ?? dropped + entries.count
         entries.removeFirst(nextStart - dropped)
         dropped = nextStart
@@ -184,8 +221,12 @@ struct UndoHistory<State: Sendable, Action: Sendable>: Sendable {
     }
 
     mutating func closeExplicitGroup() {
-        guard let open = explicit else { return }
-        explicit = open.depth > 1 ? OpenGroup(name: open.name, depth: open.depth - 1, group: open.group) : nil
+        guard var open = explicit else { return }
+        open.depth -= 1
+        guard open.depth == 0 else { return explicit = open }
+        explicit = nil
+        // A gesture's group ends with it: an action close in time after it does not join it.
+        if let group = open.group, let index = done.lastIndex(where: { $0.id == group }) { done[index].lastAction = nil }
     }
 
     /// A state kept before a group, and the actions to apply to it again.

@@ -9,7 +9,8 @@
 ///
 /// Undo is selective: undoing a group takes its actions out and applies every later action again, in order, to
 /// the state before the group; see <doc:UndoAndRedo>. So the reducer must be pure: given the same state and action,
-/// it makes the same change (a date or an id belongs in the action, not read by the reducer).
+/// it makes the same change (a date or an id belongs in the action, not read by the reducer), and it does nothing
+/// else, such as dispatching (return an effect instead: effects do not run again).
 public struct UndoPolicy<Action: Sendable>: Sendable {
     /// How many groups the store can undo; the oldest is forgotten past it.
     public let limit: Int
