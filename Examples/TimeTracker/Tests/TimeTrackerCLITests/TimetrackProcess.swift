@@ -41,12 +41,12 @@ final class TimetrackProcess {
             let stdout = Pipe()
             process.standardOutput = stdout
             outputHandle = stdout.fileHandleForReading
-            stdout.fileHandleForReading.readabilityHandler = { [collectedOutput] in collectedOutput.collect(from: $0) }
+            collectedOutput.startReading(stdout.fileHandleForReading)
         }
         process.standardError = stderr
         process.standardInput = FileHandle.nullDevice
         errorsHandle = stderr.fileHandleForReading
-        stderr.fileHandleForReading.readabilityHandler = { [collectedErrors] in collectedErrors.collect(from: $0) }
+        collectedErrors.startReading(stderr.fileHandleForReading)
         try process.run()
     }
 
@@ -78,10 +78,8 @@ final class TimetrackProcess {
     /// and ``errors``.
     func waitForExit() -> Int32 {
         process.waitUntilExit()
-        // The readability handlers run on queues of their own and may not have read the last output yet. Not
-        // waiting for them to see the pipes' ends: on Linux a handler is not always called at the end (one that
-        // read a short output and the end in one wake-up was seen never called again), and a process started
-        // meanwhile by another test could inherit a pipe's writing end and keep it from ending.
+        // The readers may not have read the last output yet. Not waiting for them to see the pipes' ends: a process
+        // started meanwhile by another test could inherit a pipe's writing end and keep it from ending.
         if let outputHandle { collectedOutput.finish(from: outputHandle) }
         collectedErrors.finish(from: errorsHandle)
         return process.terminationStatus
@@ -96,16 +94,22 @@ final class TimetrackProcess {
     }
 }
 
-/// What a pipe delivered so far, read by its handle's readability handler as it comes, then, once the writer
-/// exited, what the pipe still held.
+/// What a pipe delivered so far, read as it comes by a thread of its own, then, once the writer exited, what the
+/// pipe still held.
+///
+/// A thread that polls, not `FileHandle.readabilityHandler`: on Linux that handler is a dispatch source, and a pipe
+/// closed while its source was still being cancelled crashed the test process in libdispatch's event loop
+/// (`_dispatch_event_loop_drain`). The thread holds the handle, so the pipe is closed only once it stopped reading.
 ///
 /// On `NSLock` (a pthread mutex), which ThreadSanitizer sees, unlike `Mutex` on Linux.
 final class CollectedText: @unchecked Sendable {
     private let lock = NSLock()
     /// Guarded by `lock`.
     private var collected = Data()
-    /// Guarded by `lock`: set by ``finish(from:)``, after which the readability handler reads nothing.
+    /// Guarded by `lock`: set by ``finish(from:)``, after which the reader stops.
     private var isFinished = false
+    /// Signalled when the reader stopped.
+    private let readerStopped = DispatchSemaphore(value: 0)
 
     var text: String {
         lock.lock()
@@ -113,29 +117,45 @@ final class CollectedText: @unchecked Sendable {
         return String(decoding: collected, as: UTF8.self)
     }
 
-    /// The readability handler of the pipe's reading `handle`: takes what it holds. The read and its append happen
-    /// under the lock, so that ``finish(from:)`` runs entirely before or entirely after each call.
-    func collect(from handle: FileHandle) {
-        lock.lock()
-        var atEnd = false
-        if !isFinished {
-            let data = handle.availableData
-            collected.append(data)
-            atEnd = data.isEmpty
-        }
-        lock.unlock()
-        // The end stays readable: the handler would be called again and again.
-        if atEnd { handle.readabilityHandler = nil }
+    /// Reads `handle` on a thread of its own until the pipe's end or ``finish(from:)``.
+    func startReading(_ handle: FileHandle) {
+        Thread { [self] in
+            readUntilFinished(handle)
+            readerStopped.signal()
+        }.start()
     }
 
-    /// Once the process writing to the pipe exited (so that all it wrote is in the pipe): stops the readability
-    /// handler and takes what the pipe still holds, without waiting for the pipe's end.
+    private func readUntilFinished(_ handle: FileHandle) {
+        let descriptor = handle.fileDescriptor
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            lock.lock()
+            let finished = isFinished
+            lock.unlock()
+            if finished { return }
+            var readable = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            // Wakes now and then to see whether it is finished: a pipe's end may never come (see `waitForExit`).
+            let ready = poll(&readable, 1, 50)
+            if ready == 0 || (ready == -1 && errno == EINTR) { continue }
+            guard ready == 1 else { return }
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count == -1 && errno == EINTR { continue }
+            guard count > 0 else { return }  // the end, or an error
+            lock.lock()
+            collected.append(contentsOf: buffer[..<count])
+            lock.unlock()
+        }
+    }
+
+    /// Once the process writing to the pipe exited (so that all it wrote is in the pipe): stops the reader and takes
+    /// what the pipe still holds, without waiting for the pipe's end.
     func finish(from handle: FileHandle) {
-        // No call of the handler starts after this; one running now may still take the lock, and then reads nothing.
-        handle.readabilityHandler = nil
+        lock.lock()
+        isFinished = true
+        lock.unlock()
+        readerStopped.wait()
         lock.lock()
         defer { lock.unlock() }
-        isFinished = true
         let descriptor = handle.fileDescriptor
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {

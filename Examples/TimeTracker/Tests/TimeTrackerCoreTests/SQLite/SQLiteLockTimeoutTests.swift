@@ -39,12 +39,12 @@ struct SQLiteLockTimeoutTests {
         let holder = try DatabaseQueue(path: database.path, configuration: configuration)
         // In WAL mode only a connection in exclusive locking mode keeps readers out.
         try await holder.writeWithoutTransaction { try $0.execute(sql: "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE") }
-        let release = Task {
-            try await Task.sleep(for: .milliseconds(300))  // how long the other program holds it, not a wait for a signal
-            try holder.close()
+        // Released from a dispatch queue, not a task: opening blocks this thread while it waits, and the cooperative
+        // pool may have no other thread to run a task on (two on a two-core machine).
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) {  // how long the other program holds it
+            try? holder.close()
         }
         let tracker = try TestClock().tracker(at: database.path, lockTimeout: .seconds(60))
-        try await release.value
         try await tracker.perform(.addProject(name: "Writing"))
         #expect(try database.count("project") == 1)
     }
