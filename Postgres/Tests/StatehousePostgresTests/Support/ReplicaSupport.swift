@@ -68,8 +68,8 @@ func makeReplica(
 }
 
 /// Runs `body` while each of `stores` runs (follows its log and appends); stops them when it returns.
-func whileRunning<Result: Sendable>(
-    _ stores: [ReplicatedStore<Counter, CounterAction>],
+func whileRunning<State, Action, Result: Sendable>(
+    _ stores: [ReplicatedStore<State, Action>],
     _ body: () async throws -> Result
 ) async throws -> Result {
     try await withThrowingTaskGroup(of: Void.self) { group in
