@@ -16,14 +16,12 @@ extension TrackerDatabase {
             try noteProject(id, named: "Add", in: sql)
             return try summary(of: id, in: sql)
         case .deleteProject(let id):
-            let project = try name(of: id, in: sql)
-            let removed = TrackerChange.projectRemoved(
-                try self.project(id, in: sql)!, activities: try activities(of: id, in: sql)
-            )
+            let project = try existingProject(id, in: sql)
+            let removed = TrackerChange.projectRemoved(project, activities: try activities(of: id, in: sql))
             try moveToTrash(id, at: now, in: sql)
             try passOnNameKey(of: id, in: sql)
             try sql.execute("DELETE FROM project WHERE id = ?", [.integer(id)])
-            try noteUndoable(removed, named: "Delete \(project)", in: sql)
+            try noteUndoable(removed, named: "Delete \(project.name)", in: sql)
             return nil
         case .restoreProject(let id):
             let restored = try restore(id, at: now, in: sql)
@@ -73,10 +71,13 @@ extension TrackerDatabase {
     }
 
     private static func name(of id: Int64, in sql: any SQLStatements) throws -> String {
-        guard let name = try sql.value("SELECT name FROM project WHERE id = ?", [.integer(id)])?.text else {
-            throw TrackerError.projectNotFound("with id \(id)")
-        }
-        return name
+        try existingProject(id, in: sql).name
+    }
+
+    /// The project `id`, or ``TrackerError/projectNotFound(_:)``.
+    private static func existingProject(_ id: Int64, in sql: any SQLStatements) throws -> TrackerChange.Project {
+        guard let project = try project(id, in: sql) else { throw TrackerError.projectNotFound("with id \(id)") }
+        return project
     }
 
     private static func isRunning(_ id: Int64, in sql: any SQLStatements) throws -> Bool {

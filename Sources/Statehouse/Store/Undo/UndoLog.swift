@@ -29,7 +29,9 @@ final class UndoLog<State: Sendable, Action: Sendable>: Sendable {
     ) -> Effect<Action> {
         // One reading for both questions: a group joined by the first and not by the second would lack its state.
         let now = readsClock ? ContinuousClock.now : nil
-        let before = history.withLock { $0.startsGroup(with: action, at: now, policy: policy) } ? state : nil
+        // An action that is not undoable starts no group: one lock, not two, on the way of every such dispatch.
+        let startsGroup = policy.isUndoable(action) && history.withLock { $0.startsGroup(with: action, at: now, policy: policy) }
+        let before = startsGroup ? state : nil
         let effect = reducer(&state, action)
         history.withLock { $0.record(action, before: before, at: now, policy: policy) }
         return effect
