@@ -262,6 +262,28 @@ def main():
             assert len(watcher.find_elements(By.CSS_SELECTOR, "#projects tr")) == 2
             print("ok: a duplicate name is refused with a message")
 
+            # Renamed in a dialog: a taken name is refused there and changes nothing; Enter renames, every window
+            # follows, and the undo button names the rename and takes it back.
+            click(writer, "Reading", "rename")
+            field = writer.find_element(By.ID, "rename-name")
+            wait_for(writer, lambda: field.is_displayed(), "the rename dialog")
+            field.clear()
+            field.send_keys(XSS.upper(), Keys.ENTER)
+            wait_for(writer, lambda: "already exists" in writer.find_element(By.ID, "rename-error").text,
+                     "the rename's refusal")
+            assert field.is_displayed() and row(watcher, "Reading") is not None
+            field.clear()
+            field.send_keys("Reading list", Keys.ENTER)
+            for driver in (writer, watcher):
+                wait_for(driver, lambda: row(driver, "Reading list") is not None, "the renamed project")
+            assert row(watcher, "Reading") is None and not field.is_displayed()
+            undo_button = watcher.find_element(By.ID, "undo-last")
+            wait_for(watcher, lambda: undo_button.text == "Undo Rename Reading", "the undo button to name the rename")
+            undo_button.click()
+            for driver in (writer, watcher):
+                wait_for(driver, lambda: row(driver, "Reading") is not None, "the undone rename")
+            print("ok: a rename from a dialog (a taken name refused in it) reached both windows, and was undone")
+
             check_future_start_is_clamped(arguments.timetrack, database, watcher)
             print("ok: an activity starting after the server's now shows what timetrack list shows (1:00:00)")
 

@@ -2,6 +2,9 @@
 public enum TrackerAction: Equatable, Sendable {
     /// Adds a project; the name must pass ``ProjectName``'s rules and be unique ignoring case.
     case addProject(name: String)
+    /// Gives the project another name, under the same rules as ``addProject(name:)`` (a change of case alone is
+    /// allowed: the name is unique ignoring case among the *other* projects).
+    case renameProject(id: Int64, name: String)
     /// Deletes the project and all its activities (kept an hour, for ``restoreProject(id:)``).
     case deleteProject(id: Int64)
     /// Undoes a delete: the project comes back with its id, name and activities.

@@ -25,6 +25,8 @@ enum TrackerChange: Codable, Equatable, Sendable {
     case activityRemoved(Activity)
     case activityStopped(id: Int64, at: Double)
     case activityResumed(id: Int64, stoppedAt: Double)
+    /// The project `id`, named `from`, is named `to`.
+    case projectRenamed(id: Int64, from: String, to: String)
 
     var inverse: TrackerChange {
         switch self {
@@ -34,6 +36,7 @@ enum TrackerChange: Codable, Equatable, Sendable {
         case .activityRemoved(let activity): .activityInserted(activity)
         case .activityStopped(let id, let at): .activityResumed(id: id, stoppedAt: at)
         case .activityResumed(let id, let at): .activityStopped(id: id, at: at)
+        case .projectRenamed(let id, let from, let to): .projectRenamed(id: id, from: to, to: from)
         }
     }
 }

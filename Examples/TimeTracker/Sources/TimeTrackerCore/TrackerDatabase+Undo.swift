@@ -99,6 +99,10 @@ extension TrackerDatabase {
             }
             try sql.execute("UPDATE activity SET stoppedAt = NULL WHERE id = ?", [.integer(id)])
             return activity.projectID
+        case .projectRenamed(let id, let from, let to):
+            guard try project(id, in: sql)?.name == from else { throw changedSince(from) }
+            try rename(id, to: try ProjectName(to), in: sql)
+            return id
         }
     }
 

@@ -14,10 +14,12 @@ struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
             ("/app.js", [.get, .head]),
             ("/api/events", [.get, .head]),
             ("/api/projects", [.get, .head, .post]),
-            ("/api/projects/*", [.delete]),
+            ("/api/projects/*", [.patch, .delete]),
             ("/api/projects/*/start", [.post]),
             ("/api/projects/*/stop", [.post]),
             ("/api/projects/*/restore", [.post]),
+            ("/api/undo", [.post]),
+            ("/api/redo", [.post]),
         ]
     }
 

@@ -50,6 +50,9 @@ enum Page {
           td.status, td.actions { white-space: nowrap; }
           td.actions { text-align: right; }
           #empty { color: #777; }
+          dialog form { flex-wrap: wrap; }
+          dialog h2 { font-size: 1.1rem; margin: 0 0 .5rem; width: 100%; }
+          #rename-error { color: #b00020; margin: 0; width: 100%; min-height: 1.5em; }
         </style>
         </head>
         <body>
@@ -70,6 +73,15 @@ enum Page {
           <tbody id="projects"></tbody>
         </table>
         <p id="empty" hidden>No projects yet.</p>
+        <dialog id="rename" aria-labelledby="rename-title">
+          <form id="rename-form">
+            <h2 id="rename-title">Rename</h2>
+            <input id="rename-name" aria-labelledby="rename-title" maxlength="200" autocomplete="off" required>
+            <button id="rename-save" type="submit">Rename</button>
+            <button id="rename-cancel" type="button">Cancel</button>
+            <p id="rename-error" role="alert"></p>
+          </form>
+        </dialog>
         <script src="/app.js"></script>
         </body>
         </html>
@@ -136,6 +148,7 @@ enum Page {
             actions.append(project.running
               ? button("Stop", "stop", () => send("POST", "/api/projects/" + project.id + "/stop"))
               : button("Start", "start", () => send("POST", "/api/projects/" + project.id + "/start")));
+            actions.append(" ", button("Rename", "rename", () => rename(project)));
             actions.append(" ", button("Delete", "delete", () => remove(project)));
             row.append(actions);
             return row;
@@ -151,8 +164,8 @@ enum Page {
           }
         }
 
-        async function send(method, url, body) {
-          const error = document.getElementById("error");
+        // A refusal's message goes to `error`: the page's, or the rename dialog's while it is open above the page.
+        async function send(method, url, body, error = document.getElementById("error")) {
           try {
             // Every change says it is JSON: the server refuses changes that do not (a page of another origin
             // cannot say so without the browser asking the server first).
@@ -185,6 +198,25 @@ enum Page {
           undoTimer = setTimeout(() => { undo.hidden = true; }, 10000);
         }
 
+        // Renaming happens in a dialog, which the table's re-rendering at every event leaves alone.
+        const renameDialog = document.getElementById("rename");
+        const renameInput = document.getElementById("rename-name");
+        let renaming = null;
+        function rename(project) {
+          renaming = project;
+          document.getElementById("rename-title").textContent = "Rename “" + project.name + "”";
+          document.getElementById("rename-error").textContent = "";
+          renameInput.value = project.name;
+          renameDialog.showModal();
+          renameInput.select();
+        }
+        document.getElementById("rename-form").addEventListener("submit", async event => {
+          event.preventDefault();
+          const error = document.getElementById("rename-error");
+          if (await send("PATCH", "/api/projects/" + renaming.id, { name: renameInput.value }, error)) renameDialog.close();
+        });
+        document.getElementById("rename-cancel").addEventListener("click", () => renameDialog.close());
+
         // Undo and redo take back and make again the last change, whoever made it: the server keeps the history.
         const history = { undo: null, redo: null };
         function renderHistory() {
@@ -200,7 +232,7 @@ enum Page {
         // Ctrl+Z and Ctrl+Shift+Z (⌘ on a Mac), except while typing a name, where they edit the text.
         document.addEventListener("keydown", event => {
           if (!(event.ctrlKey || event.metaKey) || event.altKey || event.key.toLowerCase() !== "z") return;
-          if (event.target instanceof HTMLInputElement) return;
+          if (event.target instanceof HTMLInputElement || renameDialog.open) return;
           event.preventDefault();
           send("POST", event.shiftKey ? "/api/redo" : "/api/undo");
         });

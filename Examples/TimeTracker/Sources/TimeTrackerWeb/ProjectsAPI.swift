@@ -5,8 +5,8 @@ import NIOCore
 import Statehouse
 import TimeTrackerCore
 
-/// `GET/POST /api/projects`, `POST /api/projects/{id}/start|stop|restore`, `DELETE /api/projects/{id}`, and
-/// `POST /api/undo|redo`.
+/// `GET/POST /api/projects`, `POST /api/projects/{id}/start|stop|restore`, `PATCH /api/projects/{id}` (a new name),
+/// `DELETE /api/projects/{id}`, and `POST /api/undo|redo`.
 ///
 /// Every write is a ``TrackerAction`` performed by the tracker. Refusals come back as a 4xx status with
 /// `{"error": "…"}` and change nothing.
@@ -20,21 +20,14 @@ struct ProjectsAPI: Sendable {
             try APIResponse.json(tracker.store.state.projects.map { ProjectPayload($0) })
         }
         group.post { request, _ in
-            let body: ByteBuffer
-            do {
-                guard let whole = try await Self.body(of: request, within: bodyTimeout) else {
-                    var response = APIResponse.error(.requestTimeout, "The request body did not arrive in time.")
-                    response.headers[.connection] = "close"
-                    return response
-                }
-                body = whole
-            } catch {
-                return APIResponse.error(.contentTooLarge, "A request body has at most 16 KiB.")
+            try await withName(in: request) { name in
+                try await perform(.addProject(name: name), status: .created)
             }
-            guard let new = try? JSONDecoder().decode(NewProject.self, from: Data(body.readableBytesView)) else {
-                return APIResponse.error(.badRequest, #"Send a JSON object such as {"name": "Writing"}."#)
+        }
+        group.patch(":id") { request, context in
+            try await withName(in: request) { name in
+                try await perform(context) { id in .renameProject(id: id, name: name) }
             }
-            return try await perform(.addProject(name: new.name), status: .created)
         }
         group.post(":id/start") { _, context in
             try await perform(context, TrackerAction.startActivity(projectID:))
@@ -72,7 +65,29 @@ struct ProjectsAPI: Sendable {
         }
     }
 
-    private struct NewProject: Decodable {
+    /// Reads `{"name": …}` from the body and hands the name to `body`; a body that is late, too large or not such an
+    /// object is answered here.
+    private func withName(
+        in request: Request, _ body: (String) async throws -> Response
+    ) async throws -> Response {
+        let bytes: ByteBuffer
+        do {
+            guard let whole = try await Self.body(of: request, within: bodyTimeout) else {
+                var response = APIResponse.error(.requestTimeout, "The request body did not arrive in time.")
+                response.headers[.connection] = "close"
+                return response
+            }
+            bytes = whole
+        } catch {
+            return APIResponse.error(.contentTooLarge, "A request body has at most 16 KiB.")
+        }
+        guard let named = try? JSONDecoder().decode(Named.self, from: Data(bytes.readableBytesView)) else {
+            return APIResponse.error(.badRequest, #"Send a JSON object such as {"name": "Writing"}."#)
+        }
+        return try await body(named.name)
+    }
+
+    private struct Named: Decodable {
         var name: String
     }
 

@@ -62,3 +62,16 @@ struct Delete: ProjectCommand {
         return "Deleted \"\(project.name)\"."
     }
 }
+
+struct Rename: ProjectCommand {
+    static let configuration = CommandConfiguration(abstract: "Give a project another name.")
+    @OptionGroup var database: DatabaseOptions
+    @Argument(help: "The project's name (any case).") var name: String
+    @Argument(help: "Its new name: unique, ignoring case, among the other projects.") var newName: String
+
+    func perform(on tracker: TimeTracker) async throws -> String {
+        let project = try tracker.project(named: name)
+        let renamed = try await tracker.perform(.renameProject(id: project.id, name: newName))
+        return "Renamed \"\(project.name)\" to \"\(renamed?.name ?? newName)\"."
+    }
+}

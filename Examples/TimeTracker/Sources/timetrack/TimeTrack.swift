@@ -12,7 +12,7 @@ struct TimeTrack: AsyncParsableCommand {
             Every command works on one SQLite database, shared by all the processes that use it: a change made by \
             one (another command, a server) shows in every `watch` and every open page within a second.
             """,
-        subcommands: [Add.self, Start.self, Stop.self, Delete.self, Undo.self, Redo.self, List.self, Watch.self, Serve.self]
+        subcommands: [Add.self, Rename.self, Start.self, Stop.self, Delete.self, Undo.self, Redo.self, List.self, Watch.self, Serve.self]
     )
 
     static func main() async {

@@ -24,6 +24,32 @@ struct ActionTests {
         #expect(try database.count("project") == 2)
     }
 
+    /// A rename follows add's rules among the other projects: a change of case is allowed, a taken or invalid name is
+    /// refused and changes nothing, an unknown project is an error; the old name is free again after it.
+    @Test(arguments: TestBackend.allCases)
+    func renamingFollowsTheNameRulesAmongTheOtherProjects(on backend: TestBackend) async throws {
+        let database = try testDatabase(on: backend)
+        let tracker = try await database.tracker()
+        let writing = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
+        try await tracker.perform(.addProject(name: "Reading"))
+        #expect(try await tracker.perform(.renameProject(id: writing, name: " WRITING "))?.name == "WRITING")
+        await #expect(throws: TrackerError.duplicateName(existing: "Reading")) {
+            try await tracker.perform(.renameProject(id: writing, name: "reading"))
+        }
+        await #expect(throws: TrackerError.emptyName) { try await tracker.perform(.renameProject(id: writing, name: " ")) }
+        await #expect(throws: TrackerError.projectNotFound("with id 99")) {
+            try await tracker.perform(.renameProject(id: 99, name: "Other"))
+        }
+        #expect(tracker.store.state.projects.map(\.name) == ["Reading", "WRITING"])
+        let renamed = try #require(try await tracker.perform(.renameProject(id: writing, name: "Essays")))
+        #expect(renamed.id == writing)
+        try await tracker.perform(.addProject(name: "writing"))
+        await #expect(throws: TrackerError.duplicateName(existing: "Essays")) {
+            try await tracker.perform(.addProject(name: "ESSAYS"))
+        }
+        #expect(tracker.store.state.projects.map(\.name) == ["Essays", "Reading", "writing"])
+    }
+
     @Test(arguments: TestBackend.allCases)
     func elapsedTimeCountsFinishedActivitiesAndARunningOneShowsItsStart(on backend: TestBackend) async throws {
         let database = try testDatabase(on: backend)

@@ -9,7 +9,7 @@ import TimeTrackerTestSupport
 /// changed, whichever process made it, across restarts; a change that something else made since is never lost.
 @Suite("Undo and redo", .serialized)
 struct UndoTests {
-    /// Add, start, stop, delete (a project with its activities), restore: each undone in turn gives the projects as
+    /// Add, rename, start, stop, delete (a project with its activities): each undone in turn gives the projects as
     /// they were before it, and redoing everything gives the end again, ids and times included.
     @Test(arguments: TestBackend.allCases)
     func undoAndRedoWalkBackAndForthThroughEveryKindOfChange(on backend: TestBackend) async throws {
@@ -19,6 +19,9 @@ struct UndoTests {
         var states = [tracker.store.state.projects]
         let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
         states.append(tracker.store.state.projects)
+        try await tracker.perform(.renameProject(id: id, name: "Essays"))
+        states.append(tracker.store.state.projects)
+        #expect(tracker.store.state.undoName == "Rename Writing")
         for _ in 0..<2 {
             try await tracker.perform(.startActivity(projectID: id))
             states.append(tracker.store.state.projects)
@@ -30,7 +33,7 @@ struct UndoTests {
         states.append(tracker.store.state.projects)
         try await tracker.perform(.deleteProject(id: id))
         states.append(tracker.store.state.projects)
-        #expect(tracker.store.state.undoName == "Delete Writing")
+        #expect(tracker.store.state.undoName == "Delete Essays")
         for expected in states.dropLast().reversed() {
             try await tracker.perform(.undo)
             #expect(tracker.store.state.projects == expected)
@@ -92,6 +95,22 @@ struct UndoTests {
         #expect(try database.count("activity") == 1)
         #expect(tracker.store.state.undoName == "Start Writing")
         #expect(TrackerError.changedSince("x").description == "Cannot undo or redo that change: x. Nothing was changed.")
+    }
+
+    /// A rename is undone only while the project still has the name it gave: a name another program wrote since is
+    /// kept, and the undo refused.
+    @Test func anUndoOfARenameWhoseNameChangedSinceIsRefused() async throws {
+        let database = TemporaryDatabase()
+        let tracker = try TestClock().tracker(at: database.path)
+        let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
+        try await tracker.perform(.renameProject(id: id, name: "Essays"))
+        try await DatabaseQueue(path: database.path).write {
+            try $0.execute(sql: "UPDATE project SET name = 'Notes', nameKey = 'notes'")
+        }
+        await #expect(throws: TrackerError.changedSince("\"Essays\" or its activities changed since")) {
+            try await tracker.perform(.undo)
+        }
+        #expect(await eventually { tracker.store.state.projects.map(\.name) == ["Notes"] })
     }
 
     /// The history keeps the last hundred changes.

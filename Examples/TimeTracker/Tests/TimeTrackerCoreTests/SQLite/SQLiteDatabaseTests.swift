@@ -98,23 +98,7 @@ struct SQLiteDatabaseTests {
     /// folding, and says so once, instead of merging them or refusing to open; deleting the older passes the name on to
     /// the other.
     @Test func namesThatCollideUnderTheNewComparisonAreKeptAndReported() async throws {
-        let database = TemporaryDatabase()
-        try FileManager.default.createDirectory(at: database.directory, withIntermediateDirectories: true)
-        try await DatabaseQueue(path: database.path).write { db in
-            // The first schema, as its migration made it, with keys lowercased.
-            try db.execute(sql: """
-                CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-                INSERT INTO grdb_migrations VALUES ('projects and activities');
-                CREATE TABLE project (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL,
-                                      nameKey TEXT NOT NULL UNIQUE, created DOUBLE NOT NULL);
-                CREATE TABLE activity (id INTEGER PRIMARY KEY AUTOINCREMENT,
-                                       projectId INTEGER NOT NULL REFERENCES project(id) ON DELETE CASCADE,
-                                       startedAt DOUBLE NOT NULL, stoppedAt DOUBLE,
-                                       CHECK (stoppedAt IS NULL OR stoppedAt >= startedAt));
-                INSERT INTO project (name, nameKey, created) VALUES ('straße', 'straße', 0), ('STRASSE', 'strasse', 0),
-                                                                    ('Writing', 'writing', 0);
-                """)
-        }
+        let database = try Self.databaseWithCollidingNames()
         let tracker = try TestClock().tracker(at: database.path)
         #expect(tracker.store.state.projects.count == 3)
         #expect(tracker.notices.count == 1)
@@ -130,6 +114,41 @@ struct SQLiteDatabaseTests {
         await #expect(throws: TrackerError.duplicateName(existing: "STRASSE")) {
             try await reopened.perform(.addProject(name: "Straße"))
         }
+    }
+
+    /// Renaming the older of two colliding names passes its name on as a delete does: the other then holds it.
+    @Test func renamingOneOfTwoCollidingNamesPassesTheNameOn() async throws {
+        let database = try Self.databaseWithCollidingNames()
+        let tracker = try TestClock().tracker(at: database.path)
+        try await tracker.perform(.renameProject(id: try tracker.project(named: "straße").id, name: "Street"))
+        let reopened = try TestClock().tracker(at: database.path)
+        #expect(reopened.notices.isEmpty)
+        #expect(reopened.store.state.projects.map(\.name) == ["STRASSE", "Street", "Writing"])
+        await #expect(throws: TrackerError.duplicateName(existing: "STRASSE")) {
+            try await reopened.perform(.renameProject(id: try reopened.project(named: "Street").id, name: "Straße"))
+        }
+    }
+
+    /// A database of the first schema, whose keys were lowercased: `straße` and `STRASSE` were two names then.
+    private static func databaseWithCollidingNames() throws -> TemporaryDatabase {
+        let database = TemporaryDatabase()
+        try FileManager.default.createDirectory(at: database.directory, withIntermediateDirectories: true)
+        try DatabaseQueue(path: database.path).write { db in
+            // The first schema, as its migration made it, with keys lowercased.
+            try db.execute(sql: """
+                CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                INSERT INTO grdb_migrations VALUES ('projects and activities');
+                CREATE TABLE project (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL,
+                                      nameKey TEXT NOT NULL UNIQUE, created DOUBLE NOT NULL);
+                CREATE TABLE activity (id INTEGER PRIMARY KEY AUTOINCREMENT,
+                                       projectId INTEGER NOT NULL REFERENCES project(id) ON DELETE CASCADE,
+                                       startedAt DOUBLE NOT NULL, stoppedAt DOUBLE,
+                                       CHECK (stoppedAt IS NULL OR stoppedAt >= startedAt));
+                INSERT INTO project (name, nameKey, created) VALUES ('straße', 'straße', 0), ('STRASSE', 'strasse', 0),
+                                                                    ('Writing', 'writing', 0);
+                """)
+        }
+        return database
     }
 
     /// A symbolic link to a timetrack database (one kept elsewhere and linked in: dotfiles, a synced folder) opens.
