@@ -56,6 +56,8 @@ let package = Package(
             dependencies: [
                 "TimeTrackerCore", "TimeTrackerWeb",
                 .product(name: "Statehouse", package: "Statehouse"),
+                // `make-test` writes a test with Recording.testSource.
+                .product(name: "StatehouseTesting", package: "Statehouse"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -73,7 +75,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TimeTrackerCoreTests",
-            dependencies: ["TimeTrackerCore", "TimeTrackerTestSupport", .product(name: "Statehouse", package: "Statehouse")]
+            dependencies: [
+                "TimeTrackerCore", "TimeTrackerTestSupport", .product(name: "Statehouse", package: "Statehouse"),
+                .product(name: "StatehouseTesting", package: "Statehouse"),
+            ]
         ),
         .testTarget(
             name: "TimeTrackerWebTests",
@@ -88,7 +93,10 @@ let package = Package(
         // Runs the built `timetrack` executable, as a user would.
         .testTarget(
             name: "TimeTrackerCLITests",
-            dependencies: ["timetrack", "TimeTrackerCore", "TimeTrackerTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "timetrack", "TimeTrackerCore", "TimeTrackerTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Statehouse", package: "Statehouse"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

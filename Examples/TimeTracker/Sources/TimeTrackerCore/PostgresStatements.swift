@@ -10,6 +10,13 @@ struct PostgresStatements: SQLStatements {
 
     var binaryCollation: String { " COLLATE \"C\"" }
 
+    /// The identity's sequence; `NULL` before it gave its first id.
+    func lastGeneratedID(in table: String) throws -> Int64 {
+        try value(
+            "SELECT COALESCE(pg_sequence_last_value(pg_get_serial_sequence(?, 'id')::regclass), 0)", [.text(table)]
+        )?.integer ?? 0
+    }
+
     func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]] {
         let query = Self.query(sql, arguments)
         return try waitFor(timeout: timeout) { [run] in try await run(query) }

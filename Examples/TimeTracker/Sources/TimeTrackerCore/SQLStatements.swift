@@ -37,6 +37,9 @@ protocol SQLStatements {
 
     /// The rows `sql` returns.
     func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]]
+
+    /// The last id `table` gave a row (0 if none): the next row's is above it, even when that row is gone.
+    func lastGeneratedID(in table: String) throws -> Int64
 }
 
 extension SQLStatements {

@@ -46,6 +46,11 @@ extension SQLiteBackend {
                 )
                 """)
         }
+        migrator.registerMigration("action log") { db in
+            try db.execute(sql: """
+                CREATE TABLE actionLog (id INTEGER PRIMARY KEY AUTOINCREMENT, action TEXT NOT NULL, at DOUBLE NOT NULL)
+                """)
+        }
         return migrator
     }
 

@@ -116,10 +116,21 @@ final class SQLiteBackend: TrackerBackend {
 }
 
 /// One GRDB connection's statements, in its transaction.
-private struct GRDBStatements: SQLStatements {
+struct GRDBStatements: SQLStatements {
     let db: Database
 
     var binaryCollation: String { "" }
+
+    /// `AUTOINCREMENT` keeps the last id in `sqlite_sequence`, one row per table (none before the first insert).
+    func lastGeneratedID(in table: String) throws -> Int64 {
+        try value("SELECT seq FROM sqlite_sequence WHERE name = ?", [.text(table)])?.integer ?? 0
+    }
+
+    /// Makes `table` give ids above `id` from now on.
+    func setLastGeneratedID(_ id: Int64, in table: String) throws {
+        try execute("DELETE FROM sqlite_sequence WHERE name = ?", [.text(table)])
+        try execute("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", [.text(table), .integer(id)])
+    }
 
     func rows(_ sql: String, _ arguments: [SQLValue]) throws -> [[SQLValue]] {
         let values: [(any DatabaseValueConvertible)?] = arguments.map { argument in

@@ -21,6 +21,7 @@ public final class TimeTracker: Sendable {
     /// one when names started to be compared as Unicode does (`straße` and `STRASSE`), which stay until one is deleted.
     public let notices: [String]
     private let lockTimeout: Duration
+    private let database: TrackerDatabase
     /// Keeps the backend's watch for other processes' changes going.
     private let watch: any Sendable
 
@@ -83,6 +84,7 @@ public final class TimeTracker: Sendable {
     private init(backend: any TrackerBackend, lockTimeout: Duration, now: @escaping @Sendable () -> Date) throws(TrackerError) {
         self.lockTimeout = lockTimeout
         let database = TrackerDatabase(backend: backend)
+        self.database = database
         let reducer = TrackerReducer(database: database, now: now)
         let store = Store(initialState: TrackerState()) {
             (state: inout TrackerState, action: TrackerStoreAction) -> Effect<TrackerStoreAction> in
@@ -115,6 +117,11 @@ public final class TimeTracker: Sendable {
             store.dispatch(.perform(action, reply: ActionReply(continuation, deadline: deadline)))
         }
         return try outcome.get()
+    }
+
+    /// A recorder of every action applied to the database from now on, by this process or any other.
+    public func sessionRecorder() async throws -> SessionRecorder {
+        try await SessionRecorder(database: database)
     }
 
     /// The project a user means by `name` (ignoring case and surrounding white space).

@@ -1,5 +1,5 @@
 /// What a user can do: the only ways the database changes.
-public enum TrackerAction: Equatable, Sendable {
+public enum TrackerAction: Codable, Equatable, Sendable {
     /// Adds a project; the name must pass ``ProjectName``'s rules and be unique ignoring case.
     case addProject(name: String)
     /// Gives the project another name, under the same rules as ``addProject(name:)`` (a change of case alone is

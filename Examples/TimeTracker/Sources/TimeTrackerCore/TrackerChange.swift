@@ -5,18 +5,20 @@
 /// everything returns the database to what it was. Every apply checks that the rows are still as the change left
 /// them; a change a writer that is not timetrack made since is refused, with what is in the way, and nothing is
 /// written.
-enum TrackerChange: Codable, Equatable, Sendable {
-    struct Project: Codable, Equatable, Sendable {
-        var id: Int64
-        var name: String
-        var created: Double
+public enum TrackerChange: Codable, Equatable, Sendable {
+    public struct Project: Codable, Equatable, Sendable {
+        public var id: Int64
+        public var name: String
+        /// Seconds since 1970, as every time in the database.
+        public var created: Double
     }
 
-    struct Activity: Codable, Equatable, Sendable {
-        var id: Int64
-        var projectID: Int64
-        var startedAt: Double
-        var stoppedAt: Double?
+    public struct Activity: Codable, Equatable, Sendable {
+        public var id: Int64
+        public var projectID: Int64
+        public var startedAt: Double
+        /// `nil` while it runs.
+        public var stoppedAt: Double?
     }
 
     case projectInserted(Project, activities: [Activity])
@@ -28,7 +30,8 @@ enum TrackerChange: Codable, Equatable, Sendable {
     /// The project `id`, named `from`, is named `to`.
     case projectRenamed(id: Int64, from: String, to: String)
 
-    var inverse: TrackerChange {
+    /// The change that takes this one back.
+    public var inverse: TrackerChange {
         switch self {
         case .projectInserted(let project, let activities): .projectRemoved(project, activities: activities)
         case .projectRemoved(let project, let activities): .projectInserted(project, activities: activities)

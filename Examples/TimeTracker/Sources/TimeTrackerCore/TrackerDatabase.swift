@@ -21,7 +21,10 @@ final class TrackerDatabase: Sendable {
     ) async throws(TrackerError) -> ProjectSummary? {
         do {
             return try await backend.write(until: deadline) { sql in
-                try Self.apply(action, at: clock().timeIntervalSince1970, in: sql)
+                let now = clock().timeIntervalSince1970
+                let project = try Self.apply(action, at: now, in: sql)
+                try Self.log(action, at: now, in: sql)
+                return project
             }
         } catch let error as TrackerError {
             throw error

@@ -12,15 +12,21 @@ struct TimeTrack: AsyncParsableCommand {
             Every command works on one SQLite database, shared by all the processes that use it: a change made by \
             one (another command, a server) shows in every `watch` and every open page within a second.
             """,
-        subcommands: [Add.self, Rename.self, Start.self, Stop.self, Delete.self, Undo.self, Redo.self, List.self, Watch.self, Serve.self]
+        subcommands: [
+            Add.self, Rename.self, Start.self, Stop.self, Delete.self, Undo.self, Redo.self, List.self, Watch.self,
+            Serve.self, Record.self, MakeTest.self,
+        ]
     )
 
     static func main() async {
         StandardOutput.holdClosedStandardDescriptors()
         // Every write timetrack makes is a transaction that ends before the command answers, so no change waits in
         // a coalescing window today; should a persisted container or store join, Ctrl-C or a SIGTERM (`watch`)
-        // still writes it. `serve` handles both signals itself, to shut down gracefully, and flushes after.
-        if CommandLine.arguments.dropFirst().first != "serve" { StatehouseLifecycle.flushOnTermination() }
+        // still writes it. `serve` handles both signals itself, to shut down gracefully, and flushes after;
+        // `record` handles them too, to write what it caught up with last.
+        if !["serve", "record"].contains(CommandLine.arguments.dropFirst().first) {
+            StatehouseLifecycle.flushOnTermination()
+        }
         await main(nil)
     }
 }

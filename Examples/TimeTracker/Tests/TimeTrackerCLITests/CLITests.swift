@@ -38,7 +38,10 @@ struct CLITests {
     @Test func undoAndRedoAcrossProcesses() throws {
         let database = TemporaryDatabase()
         let db = ["--db", database.path]
-        for command in [["add", "Writing"], ["start", "Writing"], ["stop", "Writing"], ["delete", "Writing"]] {
+        #expect(try TimetrackProcess.run(["add", "Writing"] + db).status == 0)
+        #expect(try TimetrackProcess.run(["rename", "writing", "Essays"] + db).output == "Renamed \"Writing\" to \"Essays\".\n")
+        #expect(try TimetrackProcess.run(["undo"] + db).output == "Undid \"Rename Writing\".\n")
+        for command in [["start", "Writing"], ["stop", "Writing"], ["delete", "Writing"]] {
             #expect(try TimetrackProcess.run(command + db).status == 0)
         }
         #expect(try TimetrackProcess.run(["undo"] + db).output == "Undid \"Delete Writing\".\n")
@@ -58,6 +61,8 @@ struct CLITests {
         (["start", "Nope"], "There is no project named \"Nope\"."),
         (["stop", "Writing"], "is not running"),
         (["delete", "Nope"], "There is no project named \"Nope\"."),
+        (["rename", "Nope", "Other"], "There is no project named \"Nope\"."),
+        (["rename", "Writing", " "], "needs a name"),
     ])
     func refusalsGoToStandardErrorWithAFailingStatus(arguments: [String], message: String) throws {
         let database = TemporaryDatabase()

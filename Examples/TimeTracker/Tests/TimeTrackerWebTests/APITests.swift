@@ -92,6 +92,27 @@ struct APITests {
         }
     }
 
+    /// `PATCH /api/projects/{id}` renames: the project comes back with its new name; a taken name is 409, a body
+    /// without a name 400, an unknown project 404, and none of them changes anything.
+    @Test func patchRenamesAProject() async throws {
+        try await withAPI { client, tracker in
+            for name in ["Writing", "Reading"] {
+                _ = try await client.execute(uri: "/api/projects", method: .post, headers: jsonHeaders, body: json(#"{"name":"\#(name)"}"#))
+            }
+            let id = try tracker.project(named: "Writing").id
+            let renamed = try await client.execute(uri: "/api/projects/\(id)", method: .patch, headers: jsonHeaders, body: json(#"{"name":"Essays"}"#))
+            #expect(renamed.status == .ok)
+            #expect(try decode(ProjectPayload.self, renamed).name == "Essays")
+            let taken = try await client.execute(uri: "/api/projects/\(id)", method: .patch, headers: jsonHeaders, body: json(#"{"name":"READING"}"#))
+            #expect(taken.status == .conflict)
+            let nameless = try await client.execute(uri: "/api/projects/\(id)", method: .patch, headers: jsonHeaders, body: json(#"{"title":"x"}"#))
+            #expect(nameless.status == .badRequest)
+            let missing = try await client.execute(uri: "/api/projects/999", method: .patch, headers: jsonHeaders, body: json(#"{"name":"x"}"#))
+            #expect(missing.status == .notFound)
+            #expect(tracker.store.state.projects.map(\.name) == ["Essays", "Reading"])
+        }
+    }
+
     @Test func anOversizedBodyIsRefused() async throws {
         try await withAPI { client, tracker in
             let body = #"{"name":""# + String(repeating: "x", count: 20_000) + #""}"#
