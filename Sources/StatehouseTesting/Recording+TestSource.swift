@@ -27,13 +27,16 @@ extension Recording where State: Codable & Equatable, Action: Codable & Equatabl
     ///   - reducer: The reducer that made the recording: it computes the state after each action.
     ///   - reducerExpression: How the test refers to that reducer: any expression `TestStore(initialState:reducer:)` takes.
     ///   - imports: Modules to import, as `@testable import` (the app's module, for its internal types).
-    /// - Throws: ``TestSourceError`` when a type cannot be named from a test file, or a value does not encode.
+    /// - Throws: ``TestSourceError`` when a type cannot be named from a test file, a value does not encode, or `name`
+    ///   is not an identifier.
     public func testSource(
         named name: String = "replaysTheRecordedSession",
         reducer: Reducer<State, Action>,
         writtenAs reducerExpression: String,
         imports: [String] = []
     ) throws(TestSourceError) -> String {
+        guard let first = name.first, first.isLetter || first == "_", name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" })
+        else { throw .invalidTestName(name) }
         let stateType = try Self.sourceName(of: State.self)
         let actionType = try Self.sourceName(of: Action.self)
         var state = initialState
@@ -61,7 +64,10 @@ extension Recording where State: Codable & Equatable, Action: Codable & Equatabl
             let before = state
             _ = reducer.reduce(&state, recorded.action)
             let step = "\(index + 1)\(recorded.sentByEffect ? ", sent by an effect" : "")"
-            lines.append("    // \(step): " + described(recorded.action).replacingOccurrences(of: "\n", with: "\n    //   "))
+            // Every line break gets the comment's prefix: a value's text (a name a user typed) could hold a carriage
+            // return, which ends a `//` comment too, and what follows it would be code in the test.
+            let comment = described(recorded.action).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+            lines.append("    // \(step): " + comment.joined(separator: "\n    //   "))
             let call = recorded.sentByEffect ? "receive" : "send"
             let action = "try decoded(\(actionType).self, \(try Self.literal(recorded.action)))"
             if state == before {
@@ -108,6 +114,8 @@ public enum TestSourceError: Error, Equatable, CustomStringConvertible {
     case unnameableType(String)
     /// A state or action did not encode to JSON.
     case unencodable(String)
+    /// The test's name is not a Swift identifier.
+    case invalidTestName(String)
 
     public var description: String {
         switch self {
@@ -116,6 +124,8 @@ public enum TestSourceError: Error, Equatable, CustomStringConvertible {
                 + "inside a function or as private."
         case .unencodable(let reason):
             "A recorded value did not encode to JSON: \(reason)"
+        case .invalidTestName(let name):
+            "\"\(name)\" cannot name a test function: use letters, digits and _, not starting with a digit."
         }
     }
 }

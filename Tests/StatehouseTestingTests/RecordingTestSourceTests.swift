@@ -82,6 +82,28 @@ struct RecordingTestSourceTests {
         }
     }
 
+    /// A value's text (a name a user typed) cannot end the step's comment and write code into the test: every line
+    /// break in it, a carriage return too, starts a new comment line.
+    @Test func aLineBreakInAnActionStaysInTheComment() throws {
+        let injected = "x\rIssue.record(\"injected\")\u{2028}\r\nIssue.record(\"again\")"
+        var recording = Recording<Tally, TallyAction>(initialState: Tally())
+        recording.actions.append(RecordedAction(date: Date(), action: .rename(injected)))
+        let source = try recording.testSource(reducer: TallyReducer.make(), writtenAs: "TallyReducer.make()")
+        // The lines as Swift reads them: a carriage return ends one too, a U+2028 does not.
+        let lines = source.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
+        let mentions = lines.filter { $0.contains("Issue.record") && !$0.contains("store.send") && !$0.contains("$0 =") }
+        #expect(mentions.count == 2)
+        #expect(mentions.allSatisfy { $0.hasPrefix("    //") })
+    }
+
+    @Test(arguments: ["", "a b", "1test", "test()", "x-y"])
+    func aNameThatIsNotAnIdentifierIsRefused(name: String) {
+        #expect(throws: TestSourceError.invalidTestName(name)) {
+            try Recording<Tally, TallyAction>(initialState: Tally())
+                .testSource(named: name, reducer: TallyReducer.make(), writtenAs: "TallyReducer.make()")
+        }
+    }
+
     /// An empty recording is a test of the initial state alone.
     @Test func anEmptyRecordingMakesATestWithoutSteps() throws {
         let source = try Recording<Tally, TallyAction>(initialState: Tally())

@@ -27,12 +27,19 @@ public struct SessionRecorder: Sendable {
 
     /// Adds the actions applied since the last call.
     /// - Returns: How many were added.
-    /// - Throws: ``SessionRecorderError/unexplainedChange(afterActions:)`` when the database holds what the actions
-    ///   do not explain: the recording stays as it was, and can be kept.
+    /// - Throws: ``SessionRecorderError`` when the database holds what the actions do not explain, or more actions
+    ///   came since the last call than the log keeps: the recording stays as it was, and can be kept.
     @discardableResult
     public mutating func catchUp() async throws -> Int {
-        let (logged, actual) = try await Self.betweenWrites(of: database) { [cursor] sql in
-            (try TrackerDatabase.loggedActions(after: cursor, in: sql), try TrackerDatabase.contents(in: sql))
+        let (logged, newest, actual) = try await Self.betweenWrites(of: database) { [cursor] sql in
+            (
+                try TrackerDatabase.loggedActions(after: cursor, in: sql), try TrackerDatabase.newestLoggedAction(in: sql),
+                try TrackerDatabase.contents(in: sql)
+            )
+        }
+        // The log keeps the last actions only: those between the cursor and what it kept are gone.
+        guard newest - TrackerDatabase.actionLogLimit <= cursor else {
+            throw SessionRecorderError.fellBehind(afterActions: recording.actions.count)
         }
         var expected = contents
         for entry in logged { _ = TrackerRules.reducer.reduce(&expected, entry.action) }
@@ -59,14 +66,21 @@ public struct SessionRecorder: Sendable {
 public enum SessionRecorderError: Error, Equatable, CustomStringConvertible {
     /// The database changed in a way its logged actions do not explain.
     case unexplainedChange(afterActions: Int)
+    /// More actions came between two catch-ups than the log keeps.
+    case fellBehind(afterActions: Int)
 
     public var description: String {
         switch self {
         case .unexplainedChange(let count):
             """
-            The database changed in a way timetrack's actions do not explain (another program wrote to it, or more \
-            than \(TrackerDatabase.actionLogLimit) actions came at once), after the \(count) actions recorded so far. \
-            Those are kept; record again from here to go on.
+            The database changed in a way timetrack's actions do not explain (another program wrote to it; on \
+            PostgreSQL, a write that failed after taking an id), after the \(count) actions recorded so far. Those \
+            are kept; record again from here to go on.
+            """
+        case .fellBehind(let count):
+            """
+            More than \(TrackerDatabase.actionLogLimit) actions came at once, more than the database's log keeps, \
+            after the \(count) actions recorded so far. Those are kept; record again from here to go on.
             """
         }
     }

@@ -27,8 +27,16 @@ public enum TrackerChange: Codable, Equatable, Sendable {
     case activityRemoved(Activity)
     case activityStopped(id: Int64, at: Double)
     case activityResumed(id: Int64, stoppedAt: Double)
-    /// The project `id`, named `from`, is named `to`.
-    case projectRenamed(id: Int64, from: String, to: String)
+    /// A project's name key, changed by a rename: its own, and the one it held, passed to the oldest project whose
+    /// name collided with it (see ``TrackerDatabase/passOnNameKey(of:in:)``).
+    public struct KeyChange: Codable, Equatable, Sendable {
+        public var id: Int64
+        public var from: String
+        public var to: String
+    }
+
+    /// The project `id`, named `from`, is named `to`; `keys` are the name keys that change with it.
+    case projectRenamed(id: Int64, from: String, to: String, keys: [KeyChange])
 
     /// The change that takes this one back.
     public var inverse: TrackerChange {
@@ -39,7 +47,8 @@ public enum TrackerChange: Codable, Equatable, Sendable {
         case .activityRemoved(let activity): .activityInserted(activity)
         case .activityStopped(let id, let at): .activityResumed(id: id, stoppedAt: at)
         case .activityResumed(let id, let at): .activityStopped(id: id, at: at)
-        case .projectRenamed(let id, let from, let to): .projectRenamed(id: id, from: to, to: from)
+        case .projectRenamed(let id, let from, let to, let keys):
+            .projectRenamed(id: id, from: to, to: from, keys: keys.map { KeyChange(id: $0.id, from: $0.to, to: $0.from) })
         }
     }
 }

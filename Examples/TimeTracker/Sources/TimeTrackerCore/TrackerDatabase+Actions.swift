@@ -19,10 +19,9 @@ extension TrackerDatabase {
             let project = try existingProject(id, in: sql)
             let name = try ProjectName(raw)
             guard name.display != project.name else { return try summary(of: id, in: sql) }
-            try rename(id, to: name, in: sql)
-            try noteUndoable(
-                .projectRenamed(id: id, from: project.name, to: name.display), named: "Rename \(project.name)", in: sql
-            )
+            let change = try renaming(project, to: name, in: sql)
+            _ = try apply(change, at: now, in: sql)
+            try noteUndoable(change, named: "Rename \(project.name)", in: sql)
             return try summary(of: id, in: sql)
         case .deleteProject(let id):
             let project = try existingProject(id, in: sql)
@@ -97,23 +96,6 @@ extension TrackerDatabase {
         try summaries(in: sql, projectID: id).first
     }
 
-    /// Names the project `id` `name`, unless another project has that name ignoring case; the key it held goes to
-    /// its heir, as on a delete.
-    static func rename(_ id: Int64, to name: ProjectName, in sql: any SQLStatements) throws {
-        if let existing = try sql.value(
-            "SELECT name FROM project WHERE nameKey = ? AND id <> ?", [.text(name.key), .integer(id)]
-        )?.text {
-            throw TrackerError.duplicateName(existing: existing)
-        }
-        let oldKey = try sql.value("SELECT nameKey FROM project WHERE id = ?", [.integer(id)])?.text
-        try sql.execute(
-            "UPDATE project SET name = ?, nameKey = ? WHERE id = ?", [.text(name.display), .text(name.key), .integer(id)]
-        )
-        if let oldKey, oldKey != name.key, let heir = try heir(ofNameKey: oldKey, in: sql) {
-            try sql.execute("UPDATE project SET nameKey = ? WHERE id = ?", [.text(oldKey), .integer(heir)])
-        }
-    }
-
     /// Deleting the project that holds a key gives it to the oldest project whose name collided with it, if any.
     static func passOnNameKey(of id: Int64, in sql: any SQLStatements) throws {
         guard let key = try sql.value("SELECT nameKey FROM project WHERE id = ?", [.integer(id)])?.text,
@@ -124,7 +106,7 @@ extension TrackerDatabase {
     }
 
     /// The oldest project whose name collided with the one that holds `key`; none for a key that is a collided one.
-    private static func heir(ofNameKey key: String, in sql: any SQLStatements) throws -> Int64? {
+    static func heir(ofNameKey key: String, in sql: any SQLStatements) throws -> Int64? {
         guard !key.contains(collisionMark) else { return nil }
         // The collided keys are the key, the mark (U+0001), an id: in binary order, between key + U+0001 and key + U+0002.
         return try sql.value(

@@ -54,7 +54,7 @@ extension TrackerDatabase {
     }
 
     /// Applies `change` if the rows are as it expects; returns the id of the project it touched.
-    private static func apply(_ change: TrackerChange, at now: Double, in sql: any SQLStatements) throws -> Int64? {
+    static func apply(_ change: TrackerChange, at now: Double, in sql: any SQLStatements) throws -> Int64? {
         switch change {
         case .projectInserted(let project, let activities):
             let key = ProjectName.key(for: project.name)
@@ -99,9 +99,8 @@ extension TrackerDatabase {
             }
             try sql.execute("UPDATE activity SET stoppedAt = NULL WHERE id = ?", [.integer(id)])
             return activity.projectID
-        case .projectRenamed(let id, let from, let to):
-            guard try project(id, in: sql)?.name == from else { throw changedSince(from) }
-            try rename(id, to: try ProjectName(to), in: sql)
+        case .projectRenamed(let id, let from, let to, let keys):
+            try applyRename(id, from: from, to: to, keys: keys, in: sql)
             return id
         }
     }
@@ -142,7 +141,7 @@ extension TrackerDatabase {
         }
     }
 
-    private static func changedSince(_ project: String) -> TrackerError {
+    static func changedSince(_ project: String) -> TrackerError {
         .changedSince("\"\(project)\" or its activities changed since")
     }
 

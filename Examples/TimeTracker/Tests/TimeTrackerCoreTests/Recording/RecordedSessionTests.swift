@@ -102,6 +102,19 @@ struct RecordedSessionTests {
         #expect(SessionRecorderError.unexplainedChange(afterActions: 1).description.contains("another program wrote to it"))
     }
 
+    /// More actions between two catch-ups than the log keeps: the recorder says so rather than replay what is left.
+    @Test func aRecorderThatFellBehindTheLogSaysSo() async throws {
+        let database = TemporaryDatabase()
+        let tracker = try TestClock().tracker(at: database.path)
+        var recorder = try await tracker.sessionRecorder()
+        try await DatabaseQueue(path: database.path).write { db in
+            for _ in 0..<1_000 { try db.execute(sql: #"INSERT INTO actionLog (action, at) VALUES ('{"undo":{}}', 0)"#) }
+        }
+        try await tracker.perform(.addProject(name: "Writing"))
+        #expect(try database.count("actionLog") == 1_000)
+        await #expect(throws: SessionRecorderError.fellBehind(afterActions: 0)) { try await recorder.catchUp() }
+    }
+
     /// The rules refuse what the tracker refuses, and the reducer then leaves the contents as they were.
     @Test func theRulesRefuseWhatTheTrackerRefuses() throws {
         var contents = try TrackerRules.applying(LoggedAction(.addProject(name: "Writing"), at: 10), to: TrackerContents())

@@ -116,17 +116,44 @@ struct SQLiteDatabaseTests {
         }
     }
 
-    /// Renaming the older of two colliding names passes its name on as a delete does: the other then holds it.
-    @Test func renamingOneOfTwoCollidingNamesPassesTheNameOn() async throws {
+    /// Renaming the older of two colliding names passes its name on as a delete does: the other then holds it. Undo
+    /// gives both their keys back, so the older has its name again and the collision is as it was.
+    @Test func renamingOneOfTwoCollidingNamesPassesTheNameOnAndUndoGivesItBack() async throws {
         let database = try Self.databaseWithCollidingNames()
         let tracker = try TestClock().tracker(at: database.path)
-        try await tracker.perform(.renameProject(id: try tracker.project(named: "straße").id, name: "Street"))
+        let older = try tracker.project(named: "straße").id
+        try await tracker.perform(.renameProject(id: older, name: "Street"))
         let reopened = try TestClock().tracker(at: database.path)
         #expect(reopened.notices.isEmpty)
         #expect(reopened.store.state.projects.map(\.name) == ["STRASSE", "Street", "Writing"])
         await #expect(throws: TrackerError.duplicateName(existing: "STRASSE")) {
-            try await reopened.perform(.renameProject(id: try reopened.project(named: "Street").id, name: "Straße"))
+            try await reopened.perform(.renameProject(id: older, name: "Straße"))
         }
+        try await reopened.perform(.undo)
+        #expect(reopened.store.state.project(id: older)?.name == "straße")
+        #expect(try TestClock().tracker(at: database.path).notices.count == 1)
+        try await reopened.perform(.redo)
+        #expect(try TestClock().tracker(at: database.path).notices.isEmpty)
+    }
+
+    /// While two names collide, neither project takes a name the other has ignoring case (two rows named `STRASSE`
+    /// would be told apart by nothing); the newer renamed away and back is undone exactly, marked key and all.
+    @Test func collidingProjectsTakeNoNameTheOtherHasAndTheirRenamesUndoExactly() async throws {
+        let database = try Self.databaseWithCollidingNames()
+        let tracker = try TestClock().tracker(at: database.path)
+        let older = try tracker.project(named: "straße").id
+        let newer = try #require(tracker.store.state.projects.first { $0.name == "STRASSE" }).id
+        await #expect(throws: TrackerError.duplicateName(existing: "STRASSE")) {
+            try await tracker.perform(.renameProject(id: older, name: "STRASSE"))
+        }
+        await #expect(throws: TrackerError.duplicateName(existing: "straße")) {
+            try await tracker.perform(.renameProject(id: newer, name: "Strasse"))
+        }
+        try await tracker.perform(.renameProject(id: newer, name: "Street"))
+        #expect(try TestClock().tracker(at: database.path).notices.isEmpty)
+        try await tracker.perform(.undo)
+        #expect(tracker.store.state.project(id: newer)?.name == "STRASSE")
+        #expect(try TestClock().tracker(at: database.path).notices.count == 1)
     }
 
     /// A database of the first schema, whose keys were lowercased: `straße` and `STRASSE` were two names then.
