@@ -90,6 +90,8 @@ final class SQLiteBackend: TrackerBackend {
     func read<Result>(_ body: (any SQLStatements) throws -> Result) throws(TrackerError) -> Result {
         do {
             return try pool.read { db in try body(GRDBStatements(db: db)) }
+        } catch let error as TrackerError {
+            throw error
         } catch {
             throw .database("could not read \(path): \(Self.reason(error))")
         }

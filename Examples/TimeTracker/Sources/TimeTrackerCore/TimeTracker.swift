@@ -124,6 +124,24 @@ public final class TimeTracker: Sendable {
         try await SessionRecorder(database: database)
     }
 
+    /// A page of the project's history: `limit` activities (at most 500), newest first, after `last`, the last one
+    /// of the page before (none for the first page).
+    /// - Throws: ``TrackerError/projectNotFound(_:)``, or a failing database.
+    public func activities(
+        of projectID: Int64, limit: Int = 50, after last: ActivityRecord? = nil
+    ) async throws(TrackerError) -> [ActivityRecord] {
+        let database = database
+        let page = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[ActivityRecord], TrackerError>, Never>) in
+            // The read blocks: on a queue of its own, never on a thread of the cooperative pool.
+            DispatchQueue.global().async {
+                continuation.resume(returning: Result { () throws(TrackerError) in
+                    try database.activities(of: projectID, limit: min(max(limit, 1), 500), after: last)
+                })
+            }
+        }
+        return try page.get()
+    }
+
     /// The project a user means by `name` (ignoring case and surrounding white space).
     public func project(named name: String) throws(TrackerError) -> ProjectSummary {
         guard let project = store.state.project(named: name) else {

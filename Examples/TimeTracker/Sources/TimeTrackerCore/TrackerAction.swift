@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a user can do: the only ways the database changes.
 public enum TrackerAction: Codable, Equatable, Sendable {
     /// Adds a project; the name must pass ``ProjectName``'s rules and be unique ignoring case.
@@ -13,6 +15,14 @@ public enum TrackerAction: Codable, Equatable, Sendable {
     case startActivity(projectID: Int64)
     /// Stops the running activity of a project.
     case stopActivity(projectID: Int64)
+    /// Adds a finished activity by hand (time tracked elsewhere). It stops after it starts, is not in the future, and
+    /// overlaps none of the project's other activities.
+    case addActivity(projectID: Int64, startedAt: Date, stoppedAt: Date)
+    /// Changes an activity's start and stop under the same rules. The running activity keeps running: give it no stop
+    /// (``stopActivity(projectID:)`` stops it), and give a finished one a stop.
+    case editActivity(id: Int64, startedAt: Date, stoppedAt: Date?)
+    /// Deletes one activity.
+    case deleteActivity(id: Int64)
     /// Takes back the newest change of the actions above, whichever process made it.
     case undo
     /// Makes again the newest change ``undo`` took back.

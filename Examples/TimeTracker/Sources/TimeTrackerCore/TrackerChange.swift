@@ -38,6 +38,15 @@ public enum TrackerChange: Codable, Equatable, Sendable {
     /// The project `id`, named `from`, is named `to`; `keys` are the name keys that change with it.
     case projectRenamed(id: Int64, from: String, to: String, keys: [KeyChange])
 
+    /// An activity's start and stop.
+    public struct Times: Codable, Equatable, Sendable {
+        public var startedAt: Double
+        public var stoppedAt: Double?
+    }
+
+    /// The activity `id`, at `from`, is at `to`.
+    case activityTimesChanged(id: Int64, from: Times, to: Times)
+
     /// The change that takes this one back.
     public var inverse: TrackerChange {
         switch self {
@@ -49,6 +58,7 @@ public enum TrackerChange: Codable, Equatable, Sendable {
         case .activityResumed(let id, let at): .activityStopped(id: id, at: at)
         case .projectRenamed(let id, let from, let to, let keys):
             .projectRenamed(id: id, from: to, to: from, keys: keys.map { KeyChange(id: $0.id, from: $0.to, to: $0.from) })
+        case .activityTimesChanged(let id, let from, let to): .activityTimesChanged(id: id, from: to, to: from)
         }
     }
 }

@@ -62,6 +62,16 @@ extension TrackerDatabase {
             )?.real ?? now
             try noteUndoable(.activityStopped(id: running, at: stoppedAt), named: "Stop \(project)", in: sql)
             return try summary(of: id, in: sql)
+        case .addActivity(let projectID, let start, let stop):
+            return try addActivity(
+                to: projectID, startedAt: start.timeIntervalSince1970, stoppedAt: stop.timeIntervalSince1970, now: now, in: sql
+            )
+        case .editActivity(let id, let start, let stop):
+            return try editActivity(
+                id, to: .init(startedAt: start.timeIntervalSince1970, stoppedAt: stop?.timeIntervalSince1970), now: now, in: sql
+            )
+        case .deleteActivity(let id):
+            return try deleteActivity(id, in: sql)
         case .undo:
             return try step(.undo, at: now, in: sql)
         case .redo:
@@ -78,7 +88,7 @@ extension TrackerDatabase {
         )
     }
 
-    private static func name(of id: Int64, in sql: any SQLStatements) throws -> String {
+    static func name(of id: Int64, in sql: any SQLStatements) throws -> String {
         try existingProject(id, in: sql).name
     }
 
@@ -92,7 +102,7 @@ extension TrackerDatabase {
         try !sql.rows("SELECT 1 FROM activity WHERE projectId = ? AND stoppedAt IS NULL", [.integer(id)]).isEmpty
     }
 
-    private static func summary(of id: Int64, in sql: any SQLStatements) throws -> ProjectSummary? {
+    static func summary(of id: Int64, in sql: any SQLStatements) throws -> ProjectSummary? {
         try summaries(in: sql, projectID: id).first
     }
 

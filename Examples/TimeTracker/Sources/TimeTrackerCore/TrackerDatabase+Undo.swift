@@ -76,6 +76,9 @@ extension TrackerDatabase {
             try sql.execute("DELETE FROM project WHERE id = ?", [.integer(project.id)])
             return nil
         case .activityInserted(let activity):
+            if let stoppedAt = activity.stoppedAt {
+                try checkNoOverlap(activity.projectID, from: activity.startedAt, to: stoppedAt, except: activity.id, in: sql)
+            }
             try insert(activity, in: sql)
             return activity.projectID
         case .activityRemoved(let activity):
@@ -98,6 +101,13 @@ extension TrackerDatabase {
                 throw try changedSince(activity, in: sql)
             }
             try sql.execute("UPDATE activity SET stoppedAt = NULL WHERE id = ?", [.integer(id)])
+            return activity.projectID
+        case .activityTimesChanged(let id, let from, let to):
+            guard let activity = try self.activity(id, in: sql),
+                  TrackerChange.Times(startedAt: activity.startedAt, stoppedAt: activity.stoppedAt) == from
+            else { throw TrackerError.changedSince("the activity was changed or removed since") }
+            try checkNoOverlap(activity.projectID, from: to.startedAt, to: to.stoppedAt, except: id, in: sql)
+            try setTimes(of: id, to: to, in: sql)
             return activity.projectID
         case .projectRenamed(let id, let from, let to, let keys):
             try applyRename(id, from: from, to: to, keys: keys, in: sql)

@@ -18,6 +18,12 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
     case alreadyRunning(project: String)
     /// The project has no running activity.
     case notRunning(project: String)
+    /// No activity has this id.
+    case activityNotFound(Int64)
+    /// An activity's start or stop breaks a rule: which.
+    case invalidActivityTimes(String)
+    /// An activity would overlap another of the same project: that one's id.
+    case overlappingActivity(project: String, other: Int64)
     /// `undo` found no change to take back (none since the database was made, or the last ones were undone).
     case nothingToUndo
     /// `redo` found no undone change (a new change since an undo forgets what could be redone).
@@ -60,6 +66,12 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
             "\"\(project)\" is already running; stop it first."
         case .notRunning(let project):
             "\"\(project)\" is not running."
+        case .activityNotFound(let id):
+            "There is no activity with id \(id)."
+        case .invalidActivityTimes(let rule):
+            rule
+        case .overlappingActivity(let project, let other):
+            "That would overlap activity \(other) of \"\(project)\": a project's activities never overlap."
         case .nothingToUndo:
             "There is nothing to undo."
         case .nothingToRedo:

@@ -18,6 +18,8 @@ struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
             ("/api/projects/*/start", [.post]),
             ("/api/projects/*/stop", [.post]),
             ("/api/projects/*/restore", [.post]),
+            ("/api/projects/*/activities", [.get, .head, .post]),
+            ("/api/activities/*", [.patch, .delete]),
             ("/api/undo", [.post]),
             ("/api/redo", [.post]),
         ]

@@ -20,13 +20,13 @@ struct ProjectsAPI: Sendable {
             try APIResponse.json(tracker.store.state.projects.map { ProjectPayload($0) })
         }
         group.post { request, _ in
-            try await withName(in: request) { name in
-                try await perform(.addProject(name: name), status: .created)
+            try await decoding(Named.self, from: request, example: Named.example) { new in
+                try await perform(.addProject(name: new.name), status: .created)
             }
         }
         group.patch(":id") { request, context in
-            try await withName(in: request) { name in
-                try await perform(context) { id in .renameProject(id: id, name: name) }
+            try await decoding(Named.self, from: request, example: Named.example) { new in
+                try await perform(context) { id in .renameProject(id: id, name: new.name) }
             }
         }
         group.post(":id/start") { _, context in
@@ -65,10 +65,10 @@ struct ProjectsAPI: Sendable {
         }
     }
 
-    /// Reads `{"name": …}` from the body and hands the name to `body`; a body that is late, too large or not such an
-    /// object is answered here.
-    private func withName(
-        in request: Request, _ body: (String) async throws -> Response
+    /// Reads a `Body` from the request's JSON and hands it to `handle`; a body that is late, too large or not such an
+    /// object (`example` shows one) is answered here.
+    func decoding<Body: Decodable>(
+        _ type: Body.Type, from request: Request, example: String, _ handle: (Body) async throws -> Response
     ) async throws -> Response {
         let bytes: ByteBuffer
         do {
@@ -81,27 +81,29 @@ struct ProjectsAPI: Sendable {
         } catch {
             return APIResponse.error(.contentTooLarge, "A request body has at most 16 KiB.")
         }
-        guard let named = try? JSONDecoder().decode(Named.self, from: Data(bytes.readableBytesView)) else {
-            return APIResponse.error(.badRequest, #"Send a JSON object such as {"name": "Writing"}."#)
+        guard let decoded = try? JSONDecoder().decode(Body.self, from: Data(bytes.readableBytesView)) else {
+            return APIResponse.error(.badRequest, "Send a JSON object such as \(example).")
         }
-        return try await body(named.name)
+        return try await handle(decoded)
     }
 
     private struct Named: Decodable {
+        static let example = #"{"name": "Writing"}"#
         var name: String
     }
 
-    private func perform(
+    func perform(
         _ context: BasicRequestContext,
+        status: HTTPResponse.Status = .ok,
         _ action: (Int64) -> TrackerAction
     ) async throws -> Response {
         guard let id = context.parameters.get("id", as: Int64.self) else {
-            return APIResponse.error(.badRequest, "A project id is a whole number.")
+            return APIResponse.error(.badRequest, "An id is a whole number.")
         }
-        return try await perform(action(id), status: .ok)
+        return try await perform(action(id), status: status)
     }
 
-    private func perform(_ action: TrackerAction, status: HTTPResponse.Status) async throws -> Response {
+    func perform(_ action: TrackerAction, status: HTTPResponse.Status) async throws -> Response {
         let project: ProjectSummary?
         do {
             project = try await tracker.perform(action)
@@ -120,10 +122,13 @@ extension TrackerError {
     /// a failing database is ours (500).
     var httpStatus: HTTPResponse.Status {
         switch self {
-        case .emptyName, .nameTooLong, .nameHasControlCharacters, .nameHasInvisibleCharacters, .nameStartsWithCombiningMark:
+        case .emptyName, .nameTooLong, .nameHasControlCharacters, .nameHasInvisibleCharacters, .nameStartsWithCombiningMark,
+             .invalidActivityTimes:
             .badRequest
-        case .projectNotFound: .notFound
-        case .duplicateName, .alreadyRunning, .notRunning, .nothingToUndo, .nothingToRedo, .changedSince: .conflict
+        case .projectNotFound, .activityNotFound: .notFound
+        case .duplicateName, .alreadyRunning, .notRunning, .nothingToUndo, .nothingToRedo, .changedSince,
+             .overlappingActivity:
+            .conflict
         case .databaseLocked, .databaseGone: .serviceUnavailable
         case .database, .unusableDatabase: .internalServerError
         }

@@ -22,14 +22,6 @@ struct ProjectTable {
                 project.runningSince.map { "running since \(ClockFormat.timeOfDay($0))" } ?? "stopped",
             ]
         }
-        let header = ["PROJECT", "ELAPSED", "STATUS"]
-        let widths = (0..<header.count).map { column in
-            ([header] + rows).map { $0[column].count }.max() ?? 0
-        }
-        return ([header] + rows).map { row in
-            zip(row, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }
-                .joined(separator: "  ")
-                .trimmingCharacters(in: .whitespaces) + "\n"
-        }.joined()
+        return TextTable.text(header: ["PROJECT", "ELAPSED", "STATUS"], rows: rows)
     }
 }

@@ -22,7 +22,7 @@ extension UndoStepCommand {
 
 struct Undo: UndoStepCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Take back the last change (add, rename, delete, restore, start, stop), whichever process made it."
+        abstract: "Take back the last change (to a project or an activity), whichever process made it."
     )
     @OptionGroup var database: DatabaseOptions
     static let action = TrackerAction.undo
