@@ -175,6 +175,56 @@ def check_future_start_is_clamped(timetrack, database, driver):
     wait_for(driver, lambda: row(driver, "Future") is None, "the deletion")
 
 
+def check_token_link(timetrack, directory, driver):
+    """A server started with a token, opened by its link (`#token=…`): the page goes live, takes the token out of
+    the address bar, and its changes carry it."""
+    server, url = start_server(timetrack, ["--db", os.path.join(directory, "token.sqlite"), "--token", "a-token-of-16-or-more"])
+    try:
+        open_live(driver, url + "#token=a-token-of-16-or-more")
+        assert "#token" not in driver.current_url, driver.current_url
+        add(driver, "Behind a token")
+        wait_for(driver, lambda: row(driver, "Behind a token") is not None, "the project added behind the token")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def set_value(driver, element_id, value):
+    """Sets an input's value as typing would (a datetime-local field reads typed keys in the browser's locale)."""
+    driver.execute_script(
+        "const input = document.getElementById(arguments[0]); input.value = arguments[1];"
+        "input.dispatchEvent(new Event('input', { bubbles: true }));", element_id, value)
+
+
+def history_rows(driver):
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#activities tr')].map(r => r.querySelector('.duration').textContent)")
+
+
+def check_history(writer, watcher):
+    """An activity added by hand in one window's history shows in the other's; an edit reaches both; an edit against
+    the rules shows its message there and changes nothing."""
+    for driver in (writer, watcher):
+        click(driver, "Reading", "history")
+        wait_for(driver, lambda: driver.find_element(By.ID, "history").is_displayed(), "the history dialog")
+    set_value(writer, "activity-start", "2026-11-28T09:00:00")
+    set_value(writer, "activity-stop", "2026-11-28T10:00:00")
+    writer.find_element(By.ID, "activity-save").click()
+    for driver in (writer, watcher):
+        wait_for(driver, lambda: history_rows(driver) == ["1:00:00"], "the activity added by hand")
+    writer.find_element(By.CSS_SELECTOR, "#activities button.edit").click()
+    set_value(writer, "activity-stop", "2026-11-28T08:00:00")
+    writer.find_element(By.ID, "activity-save").click()
+    wait_for(writer, lambda: "stops after it starts" in writer.find_element(By.ID, "history-error").text, "the refusal")
+    assert history_rows(watcher) == ["1:00:00"]
+    set_value(writer, "activity-stop", "2026-11-28T09:30:00")
+    writer.find_element(By.ID, "activity-save").click()
+    for driver in (writer, watcher):
+        wait_for(driver, lambda: history_rows(driver) == ["0:30:00"], "the edit in both windows")
+    for driver in (writer, watcher):
+        driver.find_element(By.ID, "history-close").click()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("timetrack")
@@ -284,8 +334,16 @@ def main():
                 wait_for(driver, lambda: row(driver, "Reading") is not None, "the undone rename")
             print("ok: a rename from a dialog (a taken name refused in it) reached both windows, and was undone")
 
+            check_history(writer, watcher)
+            print("ok: an activity added by hand and edited in one window's history showed in the other's; a stop "
+                  "before the start was refused with its message")
+
             check_future_start_is_clamped(arguments.timetrack, database, watcher)
             print("ok: an activity starting after the server's now shows what timetrack list shows (1:00:00)")
+
+            check_token_link(arguments.timetrack, directory, watcher)
+            open_live(watcher, url)
+            print("ok: opened by its link, a server with a token goes live, hides the token and takes changes")
 
             count = len(watcher.find_elements(By.CSS_SELECTOR, "#projects tr"))
             check_uninvited_requests(url)

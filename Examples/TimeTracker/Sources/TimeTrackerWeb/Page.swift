@@ -41,7 +41,7 @@ enum Page {
           button { font: inherit; padding: .3rem .8rem; cursor: pointer; }
           #error { color: #b00020; min-height: 1.5em; margin: 0; }
           #undo { margin: 0; }
-          #history { margin: 0 0 .5rem; }
+          #undo-redo { margin: 0 0 .5rem; }
           button:focus-visible { outline: 2px solid #1a5fb4; outline-offset: 2px; }
           table { width: 100%; border-collapse: collapse; }
           th, td { text-align: left; padding: .45rem .4rem; border-bottom: 1px solid #ddd; }
@@ -52,7 +52,9 @@ enum Page {
           #empty { color: #777; }
           dialog form { flex-wrap: wrap; }
           dialog h2 { font-size: 1.1rem; margin: 0 0 .5rem; width: 100%; }
-          #rename-error { color: #b00020; margin: 0; width: 100%; min-height: 1.5em; }
+          #rename-error, #history-error { color: #b00020; margin: 0; width: 100%; min-height: 1.5em; }
+          #history { max-width: 40rem; width: calc(100% - 2rem); }
+          #history label { display: flex; flex-direction: column; font-size: .85rem; }
         </style>
         </head>
         <body>
@@ -62,7 +64,7 @@ enum Page {
           <input id="name" name="name" placeholder="New project" maxlength="200" autocomplete="off" required>
           <button id="add-button" type="submit">Add</button>
         </form>
-        <p id="history">
+        <p id="undo-redo">
           <button id="undo-last" disabled aria-keyshortcuts="Control+Z">Undo</button>
           <button id="redo-last" disabled aria-keyshortcuts="Control+Shift+Z">Redo</button>
         </p>
@@ -73,6 +75,22 @@ enum Page {
           <tbody id="projects"></tbody>
         </table>
         <p id="empty" hidden>No projects yet.</p>
+        <dialog id="history" aria-labelledby="history-title">
+          <h2 id="history-title">History</h2>
+          <form id="activity-form">
+            <label>Start <input id="activity-start" type="datetime-local" step="1" required></label>
+            <label>Stop <input id="activity-stop" type="datetime-local" step="1"></label>
+            <button id="activity-save" type="submit">Add</button>
+            <button id="activity-cancel" type="button" hidden>Cancel edit</button>
+            <p id="history-error" role="alert"></p>
+          </form>
+          <table>
+            <thead><tr><th>Start</th><th>Stop</th><th>Duration</th><th></th></tr></thead>
+            <tbody id="activities"></tbody>
+          </table>
+          <p><button id="history-more" type="button" hidden>More</button>
+             <button id="history-close" type="button">Close</button></p>
+        </dialog>
         <dialog id="rename" aria-labelledby="rename-title">
           <form id="rename-form">
             <h2 id="rename-title">Rename</h2>
@@ -104,6 +122,8 @@ enum Page {
           }
           return sessionStorage.getItem("timetrack.token");
         })();
+
+        function authorization() { return token ? { Authorization: "Bearer " + token } : {}; }
 
         function format(seconds) {
           seconds = Math.max(0, Math.floor(seconds));
@@ -148,6 +168,7 @@ enum Page {
             actions.append(project.running
               ? button("Stop", "stop", () => send("POST", "/api/projects/" + project.id + "/stop"))
               : button("Start", "start", () => send("POST", "/api/projects/" + project.id + "/start")));
+            actions.append(" ", button("History", "history", () => openHistory(project)));
             actions.append(" ", button("Rename", "rename", () => rename(project)));
             actions.append(" ", button("Delete", "delete", () => remove(project)));
             row.append(actions);
@@ -169,8 +190,7 @@ enum Page {
           try {
             // Every change says it is JSON: the server refuses changes that do not (a page of another origin
             // cannot say so without the browser asking the server first).
-            const options = { method, headers: { "Content-Type": "application/json" } };
-            if (token) options.headers.Authorization = "Bearer " + token;
+            const options = { method, headers: { ...authorization(), "Content-Type": "application/json" } };
             if (body !== undefined) options.body = JSON.stringify(body);
             const response = await fetch(url, options);
             if (response.ok) { error.textContent = ""; return true; }
@@ -217,14 +237,96 @@ enum Page {
         });
         document.getElementById("rename-cancel").addEventListener("click", () => renameDialog.close());
 
+        // A project's history, in a dialog: its activities newest first, and a form that adds one by hand or edits
+        // one. Every open page reloads it at each change, whoever made it. Times are the browser's local time.
+        const historyDialog = document.getElementById("history");
+        const startInput = document.getElementById("activity-start"), stopInput = document.getElementById("activity-stop");
+        let historyProject = null, editing = null, shown = 20;
+        function inputValue(seconds) {
+          const date = new Date(seconds * 1000), pad = n => String(n).padStart(2, "0");
+          return date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate()) + "T" +
+            pad(date.getHours()) + ":" + pad(date.getMinutes()) + ":" + pad(date.getSeconds());
+        }
+        function shownTime(seconds) {
+          return inputValue(seconds).replace("T", " ").slice(0, 16);
+        }
+        function resetActivityForm() {
+          editing = null;
+          startInput.value = stopInput.value = "";
+          stopInput.disabled = false;
+          document.getElementById("activity-save").textContent = "Add";
+          document.getElementById("activity-cancel").hidden = true;
+        }
+        function edit(activity) {
+          editing = activity;
+          startInput.value = inputValue(activity.startedAt);
+          stopInput.value = activity.stoppedAt === undefined ? "" : inputValue(activity.stoppedAt);
+          stopInput.disabled = activity.stoppedAt === undefined; // the running one keeps running
+          document.getElementById("activity-save").textContent = "Save";
+          document.getElementById("activity-cancel").hidden = false;
+          startInput.focus();
+        }
+        async function loadHistory() {
+          if (!historyDialog.open || !historyProject) return;
+          const error = document.getElementById("history-error");
+          let page;
+          try {
+            const response = await fetch("/api/projects/" + historyProject.id + "/activities?limit=" + shown,
+                                         { headers: authorization() });
+            page = await response.json();
+            if (!response.ok) { error.textContent = page.error; return; }
+          } catch (failure) {
+            error.textContent = "The server cannot be reached.";
+            return;
+          }
+          const rows = page.activities.map(activity => {
+            const row = document.createElement("tr");
+            row.dataset.id = activity.id;
+            const running = activity.stoppedAt === undefined;
+            row.append(cell("start", shownTime(activity.startedAt)), cell("stop", running ? "running" : shownTime(activity.stoppedAt)),
+                       cell("duration", format((running ? serverNow() : activity.stoppedAt) - activity.startedAt)));
+            const actions = cell("actions", "");
+            actions.append(button("Edit", "edit", () => edit(activity)), " ",
+                           button("Delete", "delete", () => send("DELETE", "/api/activities/" + activity.id, undefined, error)));
+            row.append(actions);
+            return row;
+          });
+          document.getElementById("activities").replaceChildren(...rows);
+          document.getElementById("history-more").hidden = !page.next;
+        }
+        function openHistory(project) {
+          historyProject = project;
+          shown = 20;
+          resetActivityForm();
+          document.getElementById("history-title").textContent = "History of “" + project.name + "”";
+          document.getElementById("history-error").textContent = "";
+          document.getElementById("activities").replaceChildren();
+          historyDialog.showModal();
+          loadHistory();
+        }
+        document.getElementById("activity-form").addEventListener("submit", async event => {
+          event.preventDefault();
+          const error = document.getElementById("history-error");
+          const body = { startedAt: new Date(startInput.value).getTime() / 1000 };
+          if (stopInput.value && !stopInput.disabled) body.stoppedAt = new Date(stopInput.value).getTime() / 1000;
+          const done = editing
+            ? await send("PATCH", "/api/activities/" + editing.id, body, error)
+            : await send("POST", "/api/projects/" + historyProject.id + "/activities", body, error);
+          if (done) resetActivityForm();
+        });
+        document.getElementById("activity-cancel").addEventListener("click", resetActivityForm);
+        document.getElementById("history-more").addEventListener("click", () => { shown = Math.min(shown + 20, 500); loadHistory(); });
+        document.getElementById("history-close").addEventListener("click", () => historyDialog.close());
+
         // Undo and redo take back and make again the last change, whoever made it: the server keeps the history.
-        const history = { undo: null, redo: null };
-        function renderHistory() {
+        // Not named `history`: that is the window's, which the token's code above uses before this line runs.
+        const undoSteps = { undo: null, redo: null };
+        function renderUndoButtons() {
           for (const [step, id] of [["undo", "undo-last"], ["redo", "redo-last"]]) {
             const element = document.getElementById(id);
             const label = step === "undo" ? "Undo" : "Redo";
-            element.textContent = history[step] ? label + " " + history[step] : label;
-            element.disabled = !history[step];
+            element.textContent = undoSteps[step] ? label + " " + undoSteps[step] : label;
+            element.disabled = !undoSteps[step];
           }
         }
         document.getElementById("undo-last").addEventListener("click", () => send("POST", "/api/undo"));
@@ -232,7 +334,7 @@ enum Page {
         // Ctrl+Z and Ctrl+Shift+Z (⌘ on a Mac), except while typing a name, where they edit the text.
         document.addEventListener("keydown", event => {
           if (!(event.ctrlKey || event.metaKey) || event.altKey || event.key.toLowerCase() !== "z") return;
-          if (event.target instanceof HTMLInputElement || renameDialog.open) return;
+          if (event.target instanceof HTMLInputElement || renameDialog.open || historyDialog.open) return;
           event.preventDefault();
           send("POST", event.shiftKey ? "/api/redo" : "/api/undo");
         });
@@ -249,10 +351,12 @@ enum Page {
         events.addEventListener("projects", event => {
           const data = JSON.parse(event.data);
           projects = data.projects;
-          history.undo = data.undo ?? null;
-          history.redo = data.redo ?? null;
+          undoSteps.undo = data.undo ?? null;
+          undoSteps.redo = data.redo ?? null;
           render();
-          renderHistory();
+          renderUndoButtons();
+          if (historyProject && !projects.some(p => p.id === historyProject.id)) historyDialog.close();
+          loadHistory();
           if (data.problem) {
             // The database is gone: nothing more can be changed here.
             document.getElementById("error").textContent = data.problem;
