@@ -10,6 +10,7 @@ cross-origin form POST, a `no-cors` fetch, a DNS-rebinding page's reads and dele
 Usage: live_page_test.py PATH_TO_TIMETRACK [--screenshot FILE.png]
 """
 import argparse
+from datetime import datetime, timedelta
 import http.client
 import json
 import os
@@ -207,22 +208,40 @@ def check_history(writer, watcher):
     for driver in (writer, watcher):
         click(driver, "Reading", "history")
         wait_for(driver, lambda: driver.find_element(By.ID, "history").is_displayed(), "the history dialog")
-    set_value(writer, "activity-start", "2026-11-28T09:00:00")
-    set_value(writer, "activity-stop", "2026-11-28T10:00:00")
+    # The browser's local time is the machine's, as Python reads it.
+    def local(hours_ago):
+        return (datetime.now() - timedelta(hours=hours_ago)).strftime("%Y-%m-%dT%H:%M:%S")
+    set_value(writer, "activity-start", local(2))
+    set_value(writer, "activity-stop", local(1))
     writer.find_element(By.ID, "activity-save").click()
     for driver in (writer, watcher):
         wait_for(driver, lambda: history_rows(driver) == ["1:00:00"], "the activity added by hand")
     writer.find_element(By.CSS_SELECTOR, "#activities button.edit").click()
-    set_value(writer, "activity-stop", "2026-11-28T08:00:00")
+    set_value(writer, "activity-stop", local(3))
     writer.find_element(By.ID, "activity-save").click()
     wait_for(writer, lambda: "stops after it starts" in writer.find_element(By.ID, "history-error").text, "the refusal")
     assert history_rows(watcher) == ["1:00:00"]
-    set_value(writer, "activity-stop", "2026-11-28T09:30:00")
+    set_value(writer, "activity-stop", local(1.5))
     writer.find_element(By.ID, "activity-save").click()
     for driver in (writer, watcher):
         wait_for(driver, lambda: history_rows(driver) == ["0:30:00"], "the edit in both windows")
     for driver in (writer, watcher):
         driver.find_element(By.ID, "history-close").click()
+
+
+def check_week(timetrack, database, driver):
+    """The week chart's bars are the day totals `timetrack report --week --json` gives in the browser's time zone."""
+    zone = driver.execute_script("return Intl.DateTimeFormat().resolvedOptions().timeZone")
+    printed = subprocess.run([timetrack, "report", "--week", "--json", "--tz", zone, "--db", database],
+                             check=True, capture_output=True, text=True).stdout
+    expected = {day["date"]: day["total"] for day in json.loads(printed)["days"]}
+    bars = ("return Object.fromEntries([...document.querySelectorAll('#week-chart rect')]"
+            ".map(bar => [bar.dataset.date, Number(bar.dataset.seconds)]))")
+    wait_for(driver, lambda: driver.execute_script(bars) == expected, f"the week's bars to be {expected}")
+    # The activity of check_history, two hours ago, falls in this week unless this is Monday before 2 a.m.
+    if (datetime.now() - timedelta(hours=2)).isocalendar()[:2] == datetime.now().isocalendar()[:2]:
+        assert sum(expected.values()) >= 1800, expected
+    return expected
 
 
 def main():
@@ -337,6 +356,8 @@ def main():
             check_history(writer, watcher)
             print("ok: an activity added by hand and edited in one window's history showed in the other's; a stop "
                   "before the start was refused with its message")
+            week = check_week(arguments.timetrack, database, watcher)
+            print(f"ok: the week chart's bars are what timetrack report --week --json gives: {week}")
 
             check_future_start_is_clamped(arguments.timetrack, database, watcher)
             print("ok: an activity starting after the server's now shows what timetrack list shows (1:00:00)")

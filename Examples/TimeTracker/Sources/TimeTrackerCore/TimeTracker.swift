@@ -22,6 +22,7 @@ public final class TimeTracker: Sendable {
     public let notices: [String]
     private let lockTimeout: Duration
     private let database: TrackerDatabase
+    private let now: @Sendable () -> Date
     /// Keeps the backend's watch for other processes' changes going.
     private let watch: any Sendable
 
@@ -83,6 +84,7 @@ public final class TimeTracker: Sendable {
     /// Blocks on the database for its first snapshot.
     private init(backend: any TrackerBackend, lockTimeout: Duration, now: @escaping @Sendable () -> Date) throws(TrackerError) {
         self.lockTimeout = lockTimeout
+        self.now = now
         let database = TrackerDatabase(backend: backend)
         self.database = database
         let reducer = TrackerReducer(database: database, now: now)
@@ -131,15 +133,31 @@ public final class TimeTracker: Sendable {
         of projectID: Int64, limit: Int = 50, after last: ActivityRecord? = nil
     ) async throws(TrackerError) -> [ActivityRecord] {
         let database = database
-        let page = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[ActivityRecord], TrackerError>, Never>) in
-            // The read blocks: on a queue of its own, never on a thread of the cooperative pool.
-            DispatchQueue.global().async {
-                continuation.resume(returning: Result { () throws(TrackerError) in
-                    try database.activities(of: projectID, limit: min(max(limit, 1), 500), after: last)
-                })
-            }
+        return try await reading { () throws(TrackerError) in
+            try database.activities(of: projectID, limit: min(max(limit, 1), 500), after: last)
         }
-        return try page.get()
+    }
+
+    /// Time per project and per day over `days` days from the one that contains `start` in `zone`, running activities
+    /// counted until now (the tracker's clock).
+    public func report(days: Int, from start: Date, in zone: TimeZone) async throws(TrackerError) -> TimeReport {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let first = calendar.startOfDay(for: start)
+        let end = calendar.date(byAdding: .day, value: max(days, 0), to: first) ?? first
+        let (database, now) = (database, now())
+        let (activities, names) = try await reading { () throws(TrackerError) in try database.activities(from: first, to: end) }
+        return TimeReport(days: days, from: first, in: zone, activities: activities, names: names, now: now)
+    }
+
+    /// Runs a read, which blocks, on a queue of its own: never on a thread of the cooperative pool.
+    private func reading<Value: Sendable>(
+        _ body: @escaping @Sendable () throws(TrackerError) -> Value
+    ) async throws(TrackerError) -> Value {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, TrackerError>, Never>) in
+            DispatchQueue.global().async { continuation.resume(returning: Result(catching: body)) }
+        }
+        return try result.get()
     }
 
     /// The project a user means by `name` (ignoring case and surrounding white space).

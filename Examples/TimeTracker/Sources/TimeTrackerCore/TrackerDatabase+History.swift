@@ -14,17 +14,35 @@ extension TrackerDatabase {
             } ?? []
             return try sql.rows(
                 """
-                SELECT id, startedAt, stoppedAt FROM activity WHERE projectId = ? \(page)
+                SELECT id, projectId, startedAt, stoppedAt FROM activity WHERE projectId = ? \(page)
                 ORDER BY startedAt DESC, id DESC LIMIT ?
                 """,
                 [.integer(projectID)] + cursor + [.integer(Int64(limit))]
-            ).map { row in
-                ActivityRecord(
-                    id: row[0].integer ?? 0, projectID: projectID,
-                    startedAt: Date(timeIntervalSince1970: row[1].real ?? 0),
-                    stoppedAt: row[2].real.map(Date.init(timeIntervalSince1970:))
-                )
-            }
+            ).map(Self.activityRecord)
         }
+    }
+
+    /// Every activity that shares a moment with `start..<end`, and every project's name. Blocks.
+    func activities(from start: Date, to end: Date) throws(TrackerError) -> (activities: [ActivityRecord], names: [Int64: String]) {
+        try backend.read { sql in
+            let activities = try sql.rows(
+                """
+                SELECT id, projectId, startedAt, stoppedAt FROM activity
+                WHERE startedAt < ? AND (stoppedAt IS NULL OR stoppedAt > ?) ORDER BY id
+                """,
+                [.real(end.timeIntervalSince1970), .real(start.timeIntervalSince1970)]
+            ).map(Self.activityRecord)
+            let names = try sql.rows("SELECT id, name FROM project", []).map { ($0[0].integer ?? 0, $0[1].text ?? "") }
+            return (activities, Dictionary(names, uniquingKeysWith: { first, _ in first }))
+        }
+    }
+
+    /// A row of `id, projectId, startedAt, stoppedAt`.
+    private static func activityRecord(_ row: [SQLValue]) -> ActivityRecord {
+        ActivityRecord(
+            id: row[0].integer ?? 0, projectID: row[1].integer ?? 0,
+            startedAt: Date(timeIntervalSince1970: row[2].real ?? 0),
+            stoppedAt: row[3].real.map(Date.init(timeIntervalSince1970:))
+        )
     }
 }

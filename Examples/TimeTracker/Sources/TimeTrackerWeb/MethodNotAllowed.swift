@@ -20,6 +20,7 @@ struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
             ("/api/projects/*/restore", [.post]),
             ("/api/projects/*/activities", [.get, .head, .post]),
             ("/api/activities/*", [.patch, .delete]),
+            ("/api/report", [.get, .head]),
             ("/api/undo", [.post]),
             ("/api/redo", [.post]),
         ]

@@ -52,6 +52,10 @@ enum Page {
           #empty { color: #777; }
           dialog form { flex-wrap: wrap; }
           dialog h2 { font-size: 1.1rem; margin: 0 0 .5rem; width: 100%; }
+          #week h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
+          #week-chart { width: 100%; height: auto; }
+          #week-chart rect { fill: #1a5fb4; }
+          #week-chart text { font: 12px system-ui, sans-serif; fill: #444; text-anchor: middle; }
           #rename-error, #history-error { color: #b00020; margin: 0; width: 100%; min-height: 1.5em; }
           #history { max-width: 40rem; width: calc(100% - 2rem); }
           #history label { display: flex; flex-direction: column; font-size: .85rem; }
@@ -75,6 +79,14 @@ enum Page {
           <tbody id="projects"></tbody>
         </table>
         <p id="empty" hidden>No projects yet.</p>
+        <section id="week" aria-labelledby="week-title">
+          <h2 id="week-title">This week</h2>
+          <svg id="week-chart" viewBox="0 0 700 170" role="img" aria-labelledby="week-title"></svg>
+          <table>
+            <thead><tr><th>Project</th><th>Today</th><th>This week</th></tr></thead>
+            <tbody id="totals"></tbody>
+          </table>
+        </section>
         <dialog id="history" aria-labelledby="history-title">
           <h2 id="history-title">History</h2>
           <form id="activity-form">
@@ -318,6 +330,53 @@ enum Page {
         document.getElementById("history-more").addEventListener("click", () => { shown = Math.min(shown + 20, 500); loadHistory(); });
         document.getElementById("history-close").addEventListener("click", () => historyDialog.close());
 
+        // This week (Monday to Sunday) in the browser's time zone: a bar a day and each project's time today and this
+        // week, from GET /api/report, which `timetrack report --week --json` prints too. Drawn here, as SVG.
+        function dayText(date) {
+          const pad = n => String(n).padStart(2, "0");
+          return date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate());
+        }
+        async function loadWeek() {
+          const today = new Date();
+          const monday = new Date(today.getFullYear(), today.getMonth(), today.getDate() - (today.getDay() + 6) % 7);
+          const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+          let report;
+          try {
+            const response = await fetch("/api/report?days=7&day=" + dayText(monday) + "&tz=" + encodeURIComponent(zone),
+                                         { headers: authorization() });
+            if (!response.ok) return;
+            report = await response.json();
+          } catch (failure) {
+            return;
+          }
+          const svg = "http://www.w3.org/2000/svg", chart = document.getElementById("week-chart");
+          const most = Math.max(3600, ...report.days.map(day => day.total));
+          const shapes = report.days.flatMap((day, index) => {
+            const height = Math.round(day.total / most * 130), x = 20 + index * 95;
+            const bar = document.createElementNS(svg, "rect");
+            Object.entries({ x, y: 140 - height, width: 60, height, "data-date": day.date, "data-seconds": day.total })
+              .forEach(([name, value]) => bar.setAttribute(name, value));
+            const title = document.createElementNS(svg, "title");
+            title.textContent = day.date + ": " + format(day.total);
+            bar.append(title);
+            const label = document.createElementNS(svg, "text");
+            label.setAttribute("x", x + 30);
+            label.setAttribute("y", 160);
+            label.textContent = new Date(day.date + "T12:00:00").toLocaleDateString([], { weekday: "short" });
+            return [bar, label];
+          });
+          chart.replaceChildren(...shapes);
+          const todays = report.days.find(day => day.date === dayText(today));
+          const rows = report.projects.map(project => {
+            const row = document.createElement("tr");
+            const time = todays?.projects.find(p => p.id === project.id)?.seconds ?? 0;
+            row.append(cell("name", project.name), cell("today", format(time)), cell("week", format(project.seconds)));
+            return row;
+          });
+          document.getElementById("totals").replaceChildren(...rows);
+        }
+        setInterval(loadWeek, 60000);
+
         // Undo and redo take back and make again the last change, whoever made it: the server keeps the history.
         // Not named `history`: that is the window's, which the token's code above uses before this line runs.
         const undoSteps = { undo: null, redo: null };
@@ -357,6 +416,7 @@ enum Page {
           renderUndoButtons();
           if (historyProject && !projects.some(p => p.id === historyProject.id)) historyDialog.close();
           loadHistory();
+          loadWeek();
           if (data.problem) {
             // The database is gone: nothing more can be changed here.
             document.getElementById("error").textContent = data.problem;

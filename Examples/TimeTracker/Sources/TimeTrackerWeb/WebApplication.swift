@@ -49,6 +49,7 @@ public enum WebApplication {
         let api = ProjectsAPI(tracker: tracker, bodyTimeout: bodyTimeout)
         api.register(on: router.group("api/projects"))
         api.registerHistory(on: router.group("api"))
+        api.registerReport(on: router.group("api"))
         api.registerActivities(projects: router.group("api/projects"), activities: router.group("api/activities"))
         let events = ProjectEvents(store: tracker.store)
         router.get("api/events") { _, _ in EventStream(events: events).response() }

@@ -44,6 +44,14 @@ struct TimeZoneOption: ParsableArguments {
         )
     }
 
+    /// A day typed on the command line, `2026-11-28`: its midnight in the zone.
+    func day(_ text: String) throws -> Date {
+        guard let date = formatter("yyyy-MM-dd").date(from: text.trimmingCharacters(in: .whitespaces)) else {
+            throw ValidationError("Cannot read \"\(text)\" as a day: write 2026-11-28.")
+        }
+        return date
+    }
+
     private func formatter(_ format: String) -> DateFormatter {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

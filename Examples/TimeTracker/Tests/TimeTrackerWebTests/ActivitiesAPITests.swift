@@ -73,6 +73,16 @@ struct ActivitiesAPITests {
             let noProject = try await client.execute(uri: "/api/projects/999/activities", method: .get)
             #expect(noProject.status == .notFound)
             #expect(tracker.store.state.projects.map(\.elapsedSeconds) == [1_200])
+
+            // The days of those activities, in UTC: what `timetrack report --json` prints.
+            let day = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: now - 10_800)).prefix(10)
+            let report = try decode(
+                TimeReport.self, try await client.execute(uri: "/api/report?day=\(day)&days=2&tz=UTC", method: .get)
+            )
+            #expect(report.total == 1_200 && report.days.count == 2)
+            for query in ["tz=Mars", "days=0", "day=tomorrow"] {
+                #expect(try await client.execute(uri: "/api/report?\(query)", method: .get).status == .badRequest)
+            }
         }
     }
 }

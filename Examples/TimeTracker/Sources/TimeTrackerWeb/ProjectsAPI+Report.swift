@@ -1,0 +1,40 @@
+import Foundation
+import Hummingbird
+import TimeTrackerCore
+
+/// `GET /api/report?day=2026-11-23&days=7&tz=Europe/Paris`: ``TimeReport`` as JSON, what `timetrack report --json`
+/// prints. The page asks in the browser's own zone; without `tz`, the server's; without `day`, today.
+extension ProjectsAPI {
+    func registerReport(on group: RouterGroup<BasicRequestContext>) {
+        group.get("report") { request, _ in
+            let query = request.uri.queryParameters
+            var zone = TimeZone.current
+            if let identifier = query.get("tz") {
+                guard let named = TimeZone(identifier: String(identifier)) else {
+                    return APIResponse.error(.badRequest, "tz is a time zone such as Europe/Paris.")
+                }
+                zone = named
+            }
+            let days = query.get("days", as: Int.self) ?? 1
+            guard (1...31).contains(days) else { return APIResponse.error(.badRequest, "days is from 1 to 31.") }
+            var start = Date()
+            if let day = query.get("day") {
+                let format = DateFormatter()
+                format.locale = Locale(identifier: "en_US_POSIX")
+                format.timeZone = zone
+                format.dateFormat = "yyyy-MM-dd"
+                guard let date = format.date(from: String(day)) else {
+                    return APIResponse.error(.badRequest, "day is a date such as 2026-11-28.")
+                }
+                start = date
+            }
+            let report: TimeReport
+            do throws(TrackerError) {
+                report = try await tracker.report(days: days, from: start, in: zone)
+            } catch {
+                return APIResponse.error(error.httpStatus, error.description)
+            }
+            return try APIResponse.json(report)
+        }
+    }
+}
