@@ -6,30 +6,17 @@ import TimeTrackerTestSupport
 /// would move it: the tracker must never count the same time twice.
 @Suite("timetrack with the clock going backwards", .serialized)
 struct ClockTests {
-    /// Runs `timetrack arguments…` with its clock moved by `offset` (faketime's syntax: "+1h", "-10m").
-    private static func run(at offset: String, _ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/faketime")
-        process.arguments = ["-f", offset, TimetrackProcess.executable.path] + arguments
-        // Only the wall clock moves: timers and timeouts keep the monotonic clock.
-        process.environment = ProcessInfo.processInfo.environment.merging(["FAKETIME_DONT_FAKE_MONOTONIC": "1"]) { $1 }
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-
     /// An hour's activity, then one started after the clock went back an hour and stopped 70 minutes later: the list
     /// shows 1:10:00, the time that passed, not 2:10:00 (the second activity starts where the first ended).
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/faketime"), "needs Debian's faketime"))
+    @Test(.enabled(if: FakedClock.isAvailable, "needs Debian's faketime"))
     func anActivityStartedAfterTheClockWentBackDoesNotOverlapTheLastOne() throws {
         let database = TemporaryDatabase()
         let db = ["--db", database.path]
         #expect(try TimetrackProcess.run(["add", "Writing"] + db).status == 0)
-        #expect(try Self.run(at: "+0", ["start", "Writing"] + db) == 0)
-        #expect(try Self.run(at: "+1h", ["stop", "Writing"] + db) == 0)
-        #expect(try Self.run(at: "+0", ["start", "Writing"] + db) == 0)  // an hour "before" the last stop
-        #expect(try Self.run(at: "+70m", ["stop", "Writing"] + db) == 0)
+        #expect(try FakedClock.run(at: "+0", ["start", "Writing"] + db) == 0)
+        #expect(try FakedClock.run(at: "+1h", ["stop", "Writing"] + db) == 0)
+        #expect(try FakedClock.run(at: "+0", ["start", "Writing"] + db) == 0)  // an hour "before" the last stop
+        #expect(try FakedClock.run(at: "+70m", ["stop", "Writing"] + db) == 0)
         let listed = try TimetrackProcess.run(["list"] + db).output
         #expect(listed.contains("1:10:0"), "\(listed)")  // 1:10:00, give or take the seconds the commands took
     }

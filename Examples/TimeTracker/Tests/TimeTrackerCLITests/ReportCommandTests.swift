@@ -7,21 +7,11 @@ import TimeTrackerTestSupport
 /// and the night New York's clock goes back, counts in each day what that day held.
 @Suite("timetrack report", .serialized)
 struct ReportCommandTests {
-    /// Runs `timetrack arguments…` with its wall clock at `time` (New York's), in New York.
     private static func run(at time: String, _ arguments: [String]) throws -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/faketime")
-        process.arguments = ["-f", "@" + time, TimetrackProcess.executable.path] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(
-            ["FAKETIME_DONT_FAKE_MONOTONIC": "1", "TZ": "America/New_York"]
-        ) { $1 }
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus
+        try FakedClock.run(at: "@" + time, arguments, environment: ["TZ": "America/New_York"])
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/faketime"), "needs Debian's faketime"))
+    @Test(.enabled(if: FakedClock.isAvailable, "needs Debian's faketime"))
     func dayTotalsAcrossMidnightAndAClockChange() throws {
         let database = TemporaryDatabase()
         let db = ["--db", database.path]

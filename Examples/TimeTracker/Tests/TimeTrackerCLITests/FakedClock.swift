@@ -1,0 +1,22 @@
+import Foundation
+
+/// `timetrack` with its wall clock set by Debian's `faketime` (libfaketime), as an NTP step, a laptop resuming or a
+/// night the clock changes would set it. Only the wall clock moves: timers and timeouts keep the monotonic clock.
+enum FakedClock {
+    static let isAvailable = FileManager.default.isExecutableFile(atPath: "/usr/bin/faketime")
+
+    /// Runs `timetrack arguments…` at `time`, in faketime's syntax ("+1h", "-10m", "@2026-10-31 23:00:00"), with
+    /// `environment` added to the test's own.
+    static func run(at time: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/faketime")
+        process.arguments = ["-f", time, TimetrackProcess.executable.path] + arguments
+        process.environment = ProcessInfo.processInfo.environment
+            .merging(environment) { $1 }
+            .merging(["FAKETIME_DONT_FAKE_MONOTONIC": "1"]) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
