@@ -150,6 +150,12 @@ public final class TimeTracker: Sendable {
         return TimeReport(days: days, from: first, in: zone, activities: activities, names: names, now: now)
     }
 
+    /// Every project with its activities, as an export holds them (``TrackerExport`` writes them out).
+    public func exportRows() async throws(TrackerError) -> [ExportRow] {
+        let database = database
+        return try await reading { () throws(TrackerError) in try database.exportRows() }
+    }
+
     /// Runs a read, which blocks, on a queue of its own: never on a thread of the cooperative pool.
     private func reading<Value: Sendable>(
         _ body: @escaping @Sendable () throws(TrackerError) -> Value

@@ -23,6 +23,10 @@ public enum TrackerAction: Codable, Equatable, Sendable {
     case editActivity(id: Int64, startedAt: Date, stoppedAt: Date?)
     /// Deletes one activity.
     case deleteActivity(id: Int64)
+    /// Adds what an export holds and the database does not (``TrackerExport``): projects by name, activities by start
+    /// and stop, each under the rules of ``addProject(name:)`` and ``addActivity(projectID:startedAt:stoppedAt:)``.
+    /// All of it or nothing: a row against the rules refuses the whole import, naming its line.
+    case importRows([ExportRow])
     /// Takes back the newest change of the actions above, whichever process made it.
     case undo
     /// Makes again the newest change ``undo`` took back.

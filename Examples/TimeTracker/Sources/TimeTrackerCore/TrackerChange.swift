@@ -47,6 +47,9 @@ public enum TrackerChange: Codable, Equatable, Sendable {
     /// The activity `id`, at `from`, is at `to`.
     case activityTimesChanged(id: Int64, from: Times, to: Times)
 
+    /// Several changes made as one (an import), in order.
+    indirect case batch([TrackerChange])
+
     /// The change that takes this one back.
     public var inverse: TrackerChange {
         switch self {
@@ -59,6 +62,7 @@ public enum TrackerChange: Codable, Equatable, Sendable {
         case .projectRenamed(let id, let from, let to, let keys):
             .projectRenamed(id: id, from: to, to: from, keys: keys.map { KeyChange(id: $0.id, from: $0.to, to: $0.from) })
         case .activityTimesChanged(let id, let from, let to): .activityTimesChanged(id: id, from: to, to: from)
+        case .batch(let changes): .batch(changes.reversed().map(\.inverse))
         }
     }
 }

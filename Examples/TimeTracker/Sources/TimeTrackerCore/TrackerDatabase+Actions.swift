@@ -72,6 +72,9 @@ extension TrackerDatabase {
             )
         case .deleteActivity(let id):
             return try deleteActivity(id, in: sql)
+        case .importRows(let rows):
+            try importRows(rows, now: now, in: sql)
+            return nil
         case .undo:
             return try step(.undo, at: now, in: sql)
         case .redo:

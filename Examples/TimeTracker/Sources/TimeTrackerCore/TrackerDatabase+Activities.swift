@@ -52,7 +52,7 @@ extension TrackerDatabase {
     }
 
     /// A running activity (no stop) runs until now: it must have started by then.
-    private static func checkTimes(_ times: TrackerChange.Times, now: Double) throws {
+    static func checkTimes(_ times: TrackerChange.Times, now: Double) throws {
         guard times.startedAt <= now, (times.stoppedAt ?? now) <= now else {
             throw TrackerError.invalidActivityTimes("An activity cannot start or stop in the future.")
         }

@@ -46,3 +46,24 @@ extension TrackerDatabase {
         )
     }
 }
+
+extension TrackerDatabase {
+    /// Every project, by name, each followed by its activities from the oldest: what an export holds. Blocks.
+    func exportRows() throws(TrackerError) -> [ExportRow] {
+        try backend.read { sql in
+            let projects = try sql.rows("SELECT id, name, created FROM project ORDER BY nameKey\(sql.binaryCollation), id", [])
+            let activities = Dictionary(grouping: try sql.rows(
+                "SELECT id, projectId, startedAt, stoppedAt FROM activity ORDER BY startedAt, id", []
+            ).map(Self.activityRecord), by: \.projectID)
+            return projects.flatMap { project in
+                let id = project[0].integer ?? 0, name = project[1].text ?? ""
+                return [ExportRow(project: name, created: project[2].real ?? 0)] + (activities[id] ?? []).map { activity in
+                    ExportRow(
+                        project: name, startedAt: activity.startedAt.timeIntervalSince1970,
+                        stoppedAt: activity.stoppedAt?.timeIntervalSince1970
+                    )
+                }
+            }
+        }
+    }
+}

@@ -112,6 +112,8 @@ extension TrackerDatabase {
         case .projectRenamed(let id, let from, let to, let keys):
             try applyRename(id, from: from, to: to, keys: keys, in: sql)
             return id
+        case .batch(let changes):
+            return try changes.reduce(nil) { _, change in try apply(change, at: now, in: sql) }
         }
     }
 

@@ -24,6 +24,8 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidActivityTimes(String)
     /// An activity would overlap another of the same project: that one's id.
     case overlappingActivity(project: String, other: Int64)
+    /// An import was refused whole: the line of the row that broke a rule, and the rule.
+    case importRefused(line: Int, reason: String)
     /// `undo` found no change to take back (none since the database was made, or the last ones were undone).
     case nothingToUndo
     /// `redo` found no undone change (a new change since an undo forgets what could be redone).
@@ -72,6 +74,8 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
             rule
         case .overlappingActivity(let project, let other):
             "That would overlap activity \(other) of \"\(project)\": a project's activities never overlap."
+        case .importRefused(let line, let reason):
+            "Nothing was imported: line \(line): \(reason)"
         case .nothingToUndo:
             "There is nothing to undo."
         case .nothingToRedo:

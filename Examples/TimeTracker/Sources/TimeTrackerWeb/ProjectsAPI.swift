@@ -127,7 +127,7 @@ extension TrackerError {
             .badRequest
         case .projectNotFound, .activityNotFound: .notFound
         case .duplicateName, .alreadyRunning, .notRunning, .nothingToUndo, .nothingToRedo, .changedSince,
-             .overlappingActivity:
+             .overlappingActivity, .importRefused:
             .conflict
         case .databaseLocked, .databaseGone: .serviceUnavailable
         case .database, .unusableDatabase: .internalServerError

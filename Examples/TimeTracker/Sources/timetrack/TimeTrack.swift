@@ -14,7 +14,8 @@ struct TimeTrack: AsyncParsableCommand {
             """,
         subcommands: [
             Add.self, Rename.self, Start.self, Stop.self, Delete.self, Undo.self, Redo.self, List.self, Watch.self,
-            History.self, Log.self, Edit.self, DeleteActivity.self, Report.self, Serve.self, Record.self, MakeTest.self,
+            History.self, Log.self, Edit.self, DeleteActivity.self, Report.self, Export.self, Import.self,
+            Serve.self, Record.self, MakeTest.self,
         ]
     )
 
