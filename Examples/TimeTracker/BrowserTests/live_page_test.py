@@ -7,7 +7,10 @@ project added by another process (the CLI) shows in both; a name that is markup 
 duplicate name is refused with its message. Then what other web pages could send to the server, sent by hand: a
 cross-origin form POST, a `no-cors` fetch, a DNS-rebinding page's reads and deletes, all refused, changing nothing.
 
-Usage: live_page_test.py PATH_TO_TIMETRACK [--screenshot FILE.png]
+Also: corrections in a project's history dialog, the week chart against `timetrack report`, the page driven by the
+keyboard alone, axe-core's accessibility rules (no serious or critical violation), and a phone's width.
+
+Usage: live_page_test.py PATH_TO_TIMETRACK [--screenshots DIRECTORY]   (writes the README's pictures there)
 """
 import argparse
 from datetime import datetime, timedelta
@@ -21,6 +24,7 @@ import sys
 import tempfile
 import time
 
+from axe_selenium_python import Axe
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.chrome.service import Service
@@ -208,9 +212,10 @@ def check_history(writer, watcher):
     for driver in (writer, watcher):
         click(driver, "Reading", "history")
         wait_for(driver, lambda: driver.find_element(By.ID, "history").is_displayed(), "the history dialog")
-    # The browser's local time is the machine's, as Python reads it.
+    # The browser's local time is the machine's, as Python reads it; one now, so that durations are whole.
+    now = datetime.now().replace(microsecond=0)
     def local(hours_ago):
-        return (datetime.now() - timedelta(hours=hours_ago)).strftime("%Y-%m-%dT%H:%M:%S")
+        return (now - timedelta(hours=hours_ago)).strftime("%Y-%m-%dT%H:%M:%S")
     set_value(writer, "activity-start", local(2))
     set_value(writer, "activity-stop", local(1))
     writer.find_element(By.ID, "activity-save").click()
@@ -244,10 +249,112 @@ def check_week(timetrack, database, driver):
     return expected
 
 
+def check_accessibility(driver):
+    """axe-core's rules, on the page and with the history dialog open: no violation of the serious or critical kind."""
+    axe = Axe(driver)
+    axe.inject()
+    found = [(v["impact"], v["id"], [n["target"] for n in v["nodes"]]) for v in axe.run()["violations"]]
+    click(driver, "Reading", "history")
+    wait_for(driver, lambda: driver.find_element(By.ID, "history").is_displayed(), "the history dialog")
+    found += [(v["impact"], v["id"], [n["target"] for n in v["nodes"]]) for v in axe.run()["violations"]]
+    driver.find_element(By.ID, "history-close").click()
+    grave = [violation for violation in found if violation[0] in ("serious", "critical")]
+    assert not grave, grave
+    return found
+
+
+def check_keyboard(driver):
+    """Add, start, stop and undo with the keyboard alone: Tab reaches every control, a key press acts, and the focus
+    stays on the row's button when the change redraws the table."""
+    def active(attribute):
+        return driver.execute_script(f"return document.activeElement && document.activeElement.{attribute}")
+
+    def press(*keys):
+        ActionChains(driver).send_keys(*keys).perform()
+
+    driver.execute_script("document.activeElement && document.activeElement.blur()")
+    press(Keys.TAB)
+    assert active("id") == "name", active("id")
+    press("Keyboard", Keys.ENTER)
+    wait_for(driver, lambda: row(driver, "Keyboard") is not None, "the project added from the keyboard")
+    for _ in range(60):
+        target = driver.execute_script(
+            "const b = document.activeElement; const r = b && b.closest('#projects tr');"
+            "return r && b.dataset.place === 'toggle' ? r.querySelector('.name').textContent : null")
+        if target == "Keyboard":
+            break
+        press(Keys.TAB)
+    else:
+        raise AssertionError("Tab never reached the Start button of the new project")
+    outline = driver.execute_script("return getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none", "the focused button shows no outline"
+    press(Keys.ENTER)
+    wait_for(driver, lambda: "running" in row_class(driver, "Keyboard"), "the start from the keyboard")
+    wait_for(driver, lambda: active("textContent") == "Stop", "the focus to stay on the row's button, now Stop")
+    press(Keys.ENTER)
+    wait_for(driver, lambda: "stopped" in row_class(driver, "Keyboard"), "the stop from the keyboard")
+    ActionChains(driver).key_down(Keys.CONTROL).send_keys("z").key_up(Keys.CONTROL).perform()
+    wait_for(driver, lambda: "running" in row_class(driver, "Keyboard"), "the stop undone by Ctrl+Z")
+    press(Keys.ENTER)
+    wait_for(driver, lambda: "stopped" in row_class(driver, "Keyboard"), "the stop again")
+
+
+def check_phone_width(driver):
+    """At a phone's width (375 px) nothing scrolls sideways, and every row's buttons are on screen."""
+    driver.set_window_size(375, 740)
+    try:
+        wait_for(driver, lambda: driver.execute_script("return window.innerWidth") <= 375, "the narrow window")
+        wide = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        assert wide <= 0, f"the page is {wide} px wider than the phone"
+        off = driver.execute_script(
+            "return [...document.querySelectorAll('#projects button')].filter(b => b.getBoundingClientRect().right > "
+            "window.innerWidth).length")
+        assert off == 0, f"{off} buttons lie past the right edge"
+    finally:
+        driver.set_window_size(900, 600)
+
+
+def take_screenshots(timetrack, directory, driver, pictures):
+    """The README's pictures, of a tracker with a week of sample activities: the page, a history, a phone."""
+    database = os.path.join(directory, "pictures.sqlite")
+    os.makedirs(pictures, exist_ok=True)
+    def shoot(name):
+        assert driver.save_screenshot(os.path.join(pictures, name)), f"could not write {name} in {pictures}"
+    def run(*arguments):
+        subprocess.run([timetrack, *arguments, "--db", database], check=True, capture_output=True)
+    now = datetime.now()
+    for name in ("Writing", "Reading", "Exercise"):
+        run("add", name)
+    for days_ago, name, hours in [(1, "Writing", 2.5), (1, "Reading", 1), (2, "Writing", 3), (3, "Exercise", 0.75),
+                                  (4, "Writing", 1.5), (4, "Reading", 2), (5, "Exercise", 1)]:
+        start = (now - timedelta(days=days_ago)).replace(hour=9, minute=0, second=0, microsecond=0)
+        stop = start + timedelta(hours=hours)
+        run("log", name, "--from", start.strftime("%Y-%m-%d %H:%M"), "--to", stop.strftime("%Y-%m-%d %H:%M"))
+    run("start", "Writing")
+    server, url = start_server(timetrack, ["--db", database])
+    try:
+        open_live(driver, url)
+        wait_for(driver, lambda: len(driver.find_elements(By.CSS_SELECTOR, "#week-chart rect")) == 7, "the chart")
+        time.sleep(1.2)
+        driver.set_window_size(900, 1000)
+        shoot("timetrack.png")
+        click(driver, "Writing", "history")
+        wait_for(driver, lambda: len(history_rows(driver)) >= 4, "the history")
+        shoot("timetrack-history.png")
+        driver.find_element(By.ID, "history-close").click()
+        driver.set_window_size(375, 740)
+        time.sleep(0.5)
+        shoot("timetrack-phone.png")
+    finally:
+        driver.set_window_size(900, 600)
+        server.terminate()
+        server.wait(timeout=10)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("timetrack")
-    parser.add_argument("--screenshot")
+    parser.add_argument("--screenshots", help="a directory to write the README's pictures to")
     arguments = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as directory:
@@ -358,6 +465,12 @@ def main():
                   "before the start was refused with its message")
             week = check_week(arguments.timetrack, database, watcher)
             print(f"ok: the week chart's bars are what timetrack report --week --json gives: {week}")
+            minor = check_accessibility(watcher)
+            print(f"ok: axe-core finds no serious or critical violation (lesser ones: {minor or 'none'})")
+            check_keyboard(writer)
+            print("ok: added, started, stopped and undone with the keyboard alone; the focus stayed on the row's button")
+            check_phone_width(watcher)
+            print("ok: at 375 px wide nothing scrolls sideways and every button is on screen")
 
             check_future_start_is_clamped(arguments.timetrack, database, watcher)
             print("ok: an activity starting after the server's now shows what timetrack list shows (1:00:00)")
@@ -371,14 +484,9 @@ def main():
             time.sleep(0.5)  # a window: a change that got through would show in the page by now
             assert len(watcher.find_elements(By.CSS_SELECTOR, "#projects tr")) == count, "an uninvited request changed data"
 
-            if arguments.screenshot:
-                subprocess.run([arguments.timetrack, "add", "Writing", "--db", database], check=True, capture_output=True)
-                subprocess.run([arguments.timetrack, "start", "Writing", "--db", database], check=True, capture_output=True)
-                writer.refresh()
-                wait_for(writer, lambda: row(writer, "Writing") is not None, "the page")
-                time.sleep(1.2)
-                writer.save_screenshot(arguments.screenshot)
-                print(f"screenshot: {arguments.screenshot}")
+            if arguments.screenshots:
+                take_screenshots(arguments.timetrack, directory, writer, arguments.screenshots)
+                print(f"pictures: {arguments.screenshots}")
         finally:
             writer.quit()
             watcher.quit()

@@ -35,21 +35,28 @@ enum Page {
         <style>
           body { font: 16px/1.5 system-ui, sans-serif; max-width: 44rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
           h1 { font-size: 1.6rem; margin-bottom: .2rem; }
-          #connection { color: #777; font-size: .85rem; margin-top: 0; }
+          #connection { color: #595959; font-size: .85rem; margin-top: 0; }
           form { display: flex; gap: .5rem; margin: 1rem 0; }
           input { flex: 1; font: inherit; padding: .35rem .5rem; }
           button { font: inherit; padding: .3rem .8rem; cursor: pointer; }
           #error { color: #b00020; min-height: 1.5em; margin: 0; }
           #undo { margin: 0; }
           #undo-redo { margin: 0 0 .5rem; }
-          button:focus-visible { outline: 2px solid #1a5fb4; outline-offset: 2px; }
+          button:focus-visible, input:focus-visible { outline: 3px solid #1a5fb4; outline-offset: 2px; }
           table { width: 100%; border-collapse: collapse; }
           th, td { text-align: left; padding: .45rem .4rem; border-bottom: 1px solid #ddd; }
           td.elapsed { font-variant-numeric: tabular-nums; }
           tr.running td.status { color: #0a7a28; font-weight: 600; }
           td.status, td.actions { white-space: nowrap; }
           td.actions { text-align: right; }
-          #empty { color: #777; }
+          #empty { color: #595959; }
+          /* A phone: the status goes (the row's colour and its Stop button say it), and the buttons wrap. */
+          @media (max-width: 36rem) {
+            body { margin: 1rem auto; }
+            th:nth-child(3), td.status { display: none; }
+            td.actions { white-space: normal; }
+            td.actions button { margin: .15rem 0; padding: .3rem .5rem; }
+          }
           dialog form { flex-wrap: wrap; }
           dialog h2 { font-size: 1.1rem; margin: 0 0 .5rem; width: 100%; }
           #week h2 { font-size: 1.2rem; margin: 1.5rem 0 .5rem; }
@@ -62,10 +69,14 @@ enum Page {
         </style>
         </head>
         <body>
-        <h1>timetrack</h1>
-        <p id="connection">connecting…</p>
+        <header>
+          <h1>timetrack</h1>
+          <p id="connection">connecting…</p>
+        </header>
+        <main>
         <form id="add">
-          <input id="name" name="name" placeholder="New project" maxlength="200" autocomplete="off" required>
+          <input id="name" name="name" placeholder="New project" aria-label="New project's name" maxlength="200"
+                 autocomplete="off" required>
           <button id="add-button" type="submit">Add</button>
         </form>
         <p id="undo-redo">
@@ -112,6 +123,7 @@ enum Page {
             <p id="rename-error" role="alert"></p>
           </form>
         </dialog>
+        </main>
         <script src="/app.js"></script>
         </body>
         </html>
@@ -151,12 +163,26 @@ enum Page {
           return project.elapsedSeconds + (project.running ? Math.max(0, serverNow() - project.runningSince) : 0);
         }
 
-        function button(label, className, action) {
+        // `place` names the button's place in its row, for keepingFocus; by default its class.
+        function button(label, className, action, place = className) {
           const element = document.createElement("button");
           element.textContent = label;
           element.className = className;
+          element.dataset.place = place;
           element.addEventListener("click", action);
           return element;
+        }
+
+        // Every change redraws the rows. A keyboard user's focus stays on the same button of the same row (Start
+        // becomes Stop: the same place), rather than falling back to the top of the page.
+        function keepingFocus(body, redraw) {
+          const focused = document.activeElement;
+          const row = focused instanceof HTMLButtonElement ? focused.closest(body + " tr") : null;
+          const place = row && { id: row.dataset.id, place: focused.dataset.place };
+          redraw();
+          if (!place) return;
+          const again = document.querySelector(body + ' tr[data-id="' + place.id + '"] button[data-place="' + place.place + '"]');
+          if (again) again.focus();
         }
 
         function cell(className, text) {
@@ -178,15 +204,15 @@ enum Page {
             row.append(cell("status", project.running ? "running since " + since : "stopped"));
             const actions = cell("actions", "");
             actions.append(project.running
-              ? button("Stop", "stop", () => send("POST", "/api/projects/" + project.id + "/stop"))
-              : button("Start", "start", () => send("POST", "/api/projects/" + project.id + "/start")));
+              ? button("Stop", "stop", () => send("POST", "/api/projects/" + project.id + "/stop"), "toggle")
+              : button("Start", "start", () => send("POST", "/api/projects/" + project.id + "/start"), "toggle"));
             actions.append(" ", button("History", "history", () => openHistory(project)));
             actions.append(" ", button("Rename", "rename", () => rename(project)));
             actions.append(" ", button("Delete", "delete", () => remove(project)));
             row.append(actions);
             return row;
           });
-          document.getElementById("projects").replaceChildren(...rows);
+          keepingFocus("#projects", () => document.getElementById("projects").replaceChildren(...rows));
           document.getElementById("empty").hidden = projects.length > 0;
         }
 
@@ -303,7 +329,7 @@ enum Page {
             row.append(actions);
             return row;
           });
-          document.getElementById("activities").replaceChildren(...rows);
+          keepingFocus("#activities", () => document.getElementById("activities").replaceChildren(...rows));
           document.getElementById("history-more").hidden = !page.next;
         }
         function openHistory(project) {
