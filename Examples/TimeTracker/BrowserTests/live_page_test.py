@@ -400,7 +400,10 @@ def main():
             subprocess.run([arguments.timetrack, "add", "Reading", "--db", database], check=True, capture_output=True)
             for driver in (writer, watcher):
                 wait_for(driver, lambda: row(driver, "Reading") is not None, "the CLI's project")
-            print("ok: a project added by the CLI showed in both windows")
+            last = watcher.find_element(By.ID, "last-change")
+            wait_for(watcher, lambda: last.is_displayed() and last.text.startswith("Last change: Add Reading, by timetrack add"),
+                     "the page to say the CLI made the last change")
+            print(f"ok: a project added by the CLI showed in both windows, which say so: {last.text!r}")
 
             # Undo and redo take back the last change, whoever made it (here the CLI), from a button or the keyboard,
             # and every window follows.
@@ -418,6 +421,7 @@ def main():
             wait_for(watcher, lambda: row(watcher, "Reading") is not None, "the add redone from the keyboard")
             wait_for(watcher, lambda: watcher.find_element(By.ID, "redo-last").get_attribute("disabled") is not None,
                      "nothing left to redo")
+            assert not watcher.find_element(By.ID, "last-change").is_displayed(), "this server's own change was named"
             print("ok: undo and redo, by button and by Ctrl+Z / Ctrl+Shift+Z, reached both windows")
 
             # Markup in a name is text.

@@ -79,6 +79,10 @@ enum PostgresSchema {
             )
             """,
         ]),
+        ("who made each action", [
+            "ALTER TABLE actionLog ADD COLUMN summary TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE actionLog ADD COLUMN origin TEXT NOT NULL DEFAULT ''",
+        ]),
     ]
 
     /// Moves the identities of `project` and `activity` past every id in use, in the table or in the trash, as

@@ -51,6 +51,12 @@ extension SQLiteBackend {
                 CREATE TABLE actionLog (id INTEGER PRIMARY KEY AUTOINCREMENT, action TEXT NOT NULL, at DOUBLE NOT NULL)
                 """)
         }
+        migrator.registerMigration("who made each action") { db in
+            try db.execute(sql: """
+                ALTER TABLE actionLog ADD COLUMN summary TEXT NOT NULL DEFAULT '';
+                ALTER TABLE actionLog ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+                """)
+        }
         return migrator
     }
 

@@ -20,6 +20,8 @@ public final class TimeTracker: Sendable {
     /// What the user should hear about the database once, when it is opened: for now, projects whose names became
     /// one when names started to be compared as Unicode does (`straße` and `STRASSE`), which stay until one is deleted.
     public let notices: [String]
+    /// Who this tracker's changes come from, as the others' views show it (``TrackerState/lastChange``).
+    public let origin: String
     private let lockTimeout: Duration
     private let database: TrackerDatabase
     private let now: @Sendable () -> Date
@@ -34,14 +36,16 @@ public final class TimeTracker: Sendable {
     ///   - lockTimeout: How long an action may wait, from when it is performed, for another program to release the
     ///     database; past it, the action fails with ``TrackerError/databaseLocked(waited:)``.
     ///   - now: The clock that dates activities; tests pass their own.
+    ///   - origin: Who this tracker's changes come from, for the others' views (``LastChange``).
     public convenience init(
         path: String,
         safetyNet: Duration = .seconds(5),
         lockTimeout: Duration = .seconds(5),
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() },
+        origin: String = TimeTracker.processOrigin
     ) throws(TrackerError) {
         let backend = try SQLiteBackend(path: path, safetyNet: safetyNet, lockTimeout: lockTimeout)
-        try self.init(backend: backend, lockTimeout: lockTimeout, now: now)
+        try self.init(backend: backend, lockTimeout: lockTimeout, now: now, origin: origin)
     }
 
     /// Opens the tracker's tables in a PostgreSQL database, making them if the database has none yet, so that
@@ -61,11 +65,12 @@ public final class TimeTracker: Sendable {
     ///   - lockTimeout: How long an action may wait, from when it is performed, for another writer's transaction.
     ///   - statementTimeout: How long one statement may take before the server counts as unreachable.
     ///   - now: The clock that dates activities; tests pass their own.
+    ///   - origin: Who this tracker's changes come from, for the others' views (``LastChange``).
     /// - Throws: ``TrackerError/unusableDatabase(path:problem:fix:)`` for a URL that cannot be used or a database
     ///   that holds another application's tables; ``TrackerError/database(_:)`` when the server cannot be reached.
     public static func open(
         postgres url: String, lockTimeout: Duration = .seconds(5), statementTimeout: Duration = .seconds(30),
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, origin: String = TimeTracker.processOrigin
     ) async throws(TrackerError) -> TimeTracker {
         let backend = try await PostgresBackend.open(
             PostgresAddress(url), lockTimeout: lockTimeout, statementTimeout: statementTimeout
@@ -74,7 +79,7 @@ public final class TimeTracker: Sendable {
         let opened = await withCheckedContinuation { (continuation: CheckedContinuation<Result<TimeTracker, TrackerError>, Never>) in
             DispatchQueue.global().async {
                 continuation.resume(returning: Result { () throws(TrackerError) in
-                    try TimeTracker(backend: backend, lockTimeout: lockTimeout, now: now)
+                    try TimeTracker(backend: backend, lockTimeout: lockTimeout, now: now, origin: origin)
                 })
             }
         }
@@ -82,10 +87,13 @@ public final class TimeTracker: Sendable {
     }
 
     /// Blocks on the database for its first snapshot.
-    private init(backend: any TrackerBackend, lockTimeout: Duration, now: @escaping @Sendable () -> Date) throws(TrackerError) {
+    private init(
+        backend: any TrackerBackend, lockTimeout: Duration, now: @escaping @Sendable () -> Date, origin: String
+    ) throws(TrackerError) {
         self.lockTimeout = lockTimeout
         self.now = now
-        let database = TrackerDatabase(backend: backend)
+        self.origin = origin
+        let database = TrackerDatabase(backend: backend, origin: origin)
         self.database = database
         let reducer = TrackerReducer(database: database, now: now)
         let store = Store(initialState: TrackerState()) {
@@ -173,6 +181,14 @@ public final class TimeTracker: Sendable {
         }
         return project
     }
+
+    /// This process, as people name it: `timetrack add (pid 4242 on laptop)`.
+    public static let processOrigin: String = {
+        let arguments = CommandLine.arguments
+        let program = arguments.first.map { ($0 as NSString).lastPathComponent } ?? "timetrack"
+        let command = arguments.dropFirst().first.flatMap { $0.hasPrefix("-") ? nil : " " + $0 } ?? ""
+        return "\(program)\(command) (pid \(ProcessInfo.processInfo.processIdentifier) on \(ProcessInfo.processInfo.hostName))"
+    }()
 
     /// Where the database lives unless told otherwise: `$XDG_DATA_HOME/timetrack/timetrack.sqlite`, or
     /// `~/.local/share/timetrack/timetrack.sqlite` when `XDG_DATA_HOME` is unset or not absolute (as the XDG base

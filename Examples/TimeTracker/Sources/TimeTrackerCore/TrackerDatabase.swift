@@ -4,9 +4,12 @@ import Foundation
 /// the rules, written once.
 final class TrackerDatabase: Sendable {
     let backend: any TrackerBackend
+    /// Who applies the actions, as the action log keeps it (``LastChange/origin``).
+    let origin: String
 
-    init(backend: any TrackerBackend) {
+    init(backend: any TrackerBackend, origin: String) {
         self.backend = backend
+        self.origin = origin
     }
 
     /// Applies `action` as one transaction that no other writer runs beside, so that its checks and its writes see
@@ -20,10 +23,12 @@ final class TrackerDatabase: Sendable {
         _ action: TrackerAction, clock: @escaping @Sendable () -> Date, until deadline: ContinuousClock.Instant
     ) async throws(TrackerError) -> ProjectSummary? {
         do {
-            return try await backend.write(until: deadline) { sql in
+            return try await backend.write(until: deadline) { [origin] sql in
                 let now = clock().timeIntervalSince1970
+                let newestStep = try Self.newestUndoStep(in: sql)
                 let project = try Self.apply(action, at: now, in: sql)
-                try Self.log(action, at: now, in: sql)
+                let summary = try Self.summary(of: action, after: newestStep, in: sql)
+                try Self.log(action, at: now, summary: summary, origin: origin, in: sql)
                 return project
             }
         } catch let error as TrackerError {
@@ -42,7 +47,9 @@ final class TrackerDatabase: Sendable {
     func snapshot() throws(TrackerError) -> TrackerState {
         try backend.read { sql in
             let (undo, redo) = try Self.undoAvailability(in: sql)
-            return TrackerState(projects: try Self.summaries(in: sql), undoName: undo, redoName: redo)
+            var state = TrackerState(projects: try Self.summaries(in: sql), undoName: undo, redoName: redo)
+            state.lastChange = try Self.lastChange(in: sql)
+            return state
         }
     }
 

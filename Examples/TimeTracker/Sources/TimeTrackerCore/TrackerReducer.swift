@@ -51,6 +51,7 @@ final class TrackerReducer: Sendable {
             state.projects = newState.projects
             state.undoName = newState.undoName
             state.redoName = newState.redoName
+            state.lastChange = newState.lastChange
             // The send may only queue the action (another thread is dispatching): the reply waits until it is in.
             guard let answering else { return .none }
             return .run { _ in answering.send() }

@@ -11,6 +11,8 @@ public struct TrackerState: Equatable, Sendable {
     public var undoName: String?
     /// What `redo` would make again, if anything.
     public var redoName: String?
+    /// The newest change, and who made it.
+    public var lastChange: LastChange?
 
     /// A state with `projects`, none by default.
     public init(projects: [ProjectSummary] = [], problem: String? = nil, undoName: String? = nil, redoName: String? = nil) {

@@ -42,6 +42,7 @@ enum Page {
           #error { color: #b00020; min-height: 1.5em; margin: 0; }
           #undo { margin: 0; }
           #undo-redo { margin: 0 0 .5rem; }
+          #last-change { color: #595959; font-size: .9rem; margin: 0 0 .5rem; }
           button:focus-visible, input:focus-visible { outline: 3px solid #1a5fb4; outline-offset: 2px; }
           table { width: 100%; border-collapse: collapse; }
           th, td { text-align: left; padding: .45rem .4rem; border-bottom: 1px solid #ddd; }
@@ -83,6 +84,7 @@ enum Page {
           <button id="undo-last" disabled aria-keyshortcuts="Control+Z">Undo</button>
           <button id="redo-last" disabled aria-keyshortcuts="Control+Shift+Z">Redo</button>
         </p>
+        <p id="last-change" role="status" hidden></p>
         <p id="error" role="alert"></p>
         <p id="undo" role="status" hidden><span id="undo-text"></span> <button id="undo-button">Undo</button></p>
         <table>
@@ -436,6 +438,13 @@ enum Page {
         events.addEventListener("projects", event => {
           const data = JSON.parse(event.data);
           projects = data.projects;
+          // A change another process made (the command line, another server) says what it was and who made it.
+          const last = document.getElementById("last-change");
+          last.hidden = !data.lastChange || data.lastChange.here;
+          if (data.lastChange && !data.lastChange.here) {
+            const when = new Date(data.lastChange.at * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+            last.textContent = "Last change: " + data.lastChange.summary + ", by " + data.lastChange.origin + " at " + when + ".";
+          }
           undoSteps.undo = data.undo ?? null;
           undoSteps.redo = data.redo ?? null;
           render();

@@ -24,15 +24,27 @@ final class ProjectEvents: Sendable {
         /// What undo and redo would do (``TrackerState/undoName``), for the page's buttons.
         var undo: String?
         var redo: String?
+        /// The newest change, and whether this server made it: the page names who did when another process did.
+        var lastChange: Change?
+    }
+
+    private struct Change: Encodable {
+        var summary: String
+        var origin: String
+        /// Seconds since 1970.
+        var at: Double
+        var here: Bool
     }
 
     private let streams: Mutex<Streams>
     private let subscription = Mutex<SubscriptionToken?>(nil)
 
-    init(store: Store<TrackerState, TrackerStoreAction>) {
-        streams = Mutex(Streams(latest: Self.event(store.state)))
-        let token = store.subscribe(\.self, initial: false) { [weak self] state in
-            self?.publish(Self.event(state))
+    /// The events of `tracker`'s state; changes whose origin is not `tracker`'s are another process's.
+    init(tracker: TimeTracker) {
+        let origin = tracker.origin
+        streams = Mutex(Streams(latest: Self.event(tracker.store.state, origin: origin)))
+        let token = tracker.store.subscribe(\.self, initial: false) { [weak self] state in
+            self?.publish(Self.event(state, origin: origin))
         }
         subscription.withLock { $0 = token }
     }
@@ -66,10 +78,16 @@ final class ProjectEvents: Sendable {
         }
     }
 
-    private static func event(_ state: TrackerState) -> ByteBuffer {
+    private static func event(_ state: TrackerState, origin: String) -> ByteBuffer {
         let payload = Payload(
             projects: state.projects.map { ProjectPayload($0) }, problem: state.problem, undo: state.undoName,
-            redo: state.redoName
+            redo: state.redoName,
+            lastChange: state.lastChange.map { change in
+                Change(
+                    summary: change.summary, origin: change.origin, at: change.at.timeIntervalSince1970,
+                    here: change.origin == origin
+                )
+            }
         )
         let json = (try? JSONEncoder().encode(payload)) ?? Data("{}".utf8)
         var buffer = ByteBuffer(string: "event: projects\ndata: ")

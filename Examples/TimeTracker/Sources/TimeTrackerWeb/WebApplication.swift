@@ -51,7 +51,7 @@ public enum WebApplication {
         api.registerHistory(on: router.group("api"))
         api.registerReport(on: router.group("api"))
         api.registerActivities(projects: router.group("api/projects"), activities: router.group("api/activities"))
-        let events = ProjectEvents(store: tracker.store)
+        let events = ProjectEvents(tracker: tracker)
         router.get("api/events") { _, _ in EventStream(events: events).response() }
         return router
     }

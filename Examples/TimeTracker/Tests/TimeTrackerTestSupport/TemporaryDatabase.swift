@@ -15,8 +15,8 @@ public final class TemporaryDatabase: TestDatabase {
 
     public var commandLineArguments: [String] { ["--db", path] }
 
-    public func tracker(clock: TestClock, lockTimeout: Duration) async throws -> TimeTracker {
-        try clock.tracker(at: path, lockTimeout: lockTimeout)
+    public func tracker(clock: TestClock, lockTimeout: Duration, origin: String) async throws -> TimeTracker {
+        try TimeTracker(path: path, lockTimeout: lockTimeout, now: { clock.now }, origin: origin)
     }
 
     /// Counts rows with a connection of the test's own.

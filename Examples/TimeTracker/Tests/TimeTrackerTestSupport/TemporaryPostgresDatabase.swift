@@ -43,8 +43,8 @@ public final class TemporaryPostgresDatabase: TestDatabase {
 
     public var commandLineArguments: [String] { ["--database", url] }
 
-    public func tracker(clock: TestClock, lockTimeout: Duration) async throws -> TimeTracker {
-        try await TimeTracker.open(postgres: url, lockTimeout: lockTimeout, now: { clock.now })
+    public func tracker(clock: TestClock, lockTimeout: Duration, origin: String) async throws -> TimeTracker {
+        try await TimeTracker.open(postgres: url, lockTimeout: lockTimeout, now: { clock.now }, origin: origin)
     }
 
     public func count(_ table: String) throws -> Int {

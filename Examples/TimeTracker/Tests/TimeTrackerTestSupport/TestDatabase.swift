@@ -5,8 +5,8 @@ public protocol TestDatabase: Sendable {
     /// What a `timetrack` command is given to use this database (`--db PATH`, `--database URL`).
     var commandLineArguments: [String] { get }
 
-    /// A tracker on this database, dating activities by `clock`.
-    func tracker(clock: TestClock, lockTimeout: Duration) async throws -> TimeTracker
+    /// A tracker on this database, dating activities by `clock`, its changes made by `origin`.
+    func tracker(clock: TestClock, lockTimeout: Duration, origin: String) async throws -> TimeTracker
 
     /// Counts the rows of `table`, with a connection of the test's own.
     func count(_ table: String) throws -> Int
@@ -34,7 +34,9 @@ public enum TestBackend: String, CaseIterable, Sendable, CustomStringConvertible
 }
 
 extension TestDatabase {
-    public func tracker(clock: TestClock = TestClock()) async throws -> TimeTracker {
-        try await tracker(clock: clock, lockTimeout: .seconds(5))
+    public func tracker(
+        clock: TestClock = TestClock(), lockTimeout: Duration = .seconds(5), origin: String = TimeTracker.processOrigin
+    ) async throws -> TimeTracker {
+        try await tracker(clock: clock, lockTimeout: lockTimeout, origin: origin)
     }
 }

@@ -59,7 +59,7 @@ struct EventStreamTests {
     @Test func aStreamThatFellBehindStillGetsHeartbeats() async throws {
         let database = TemporaryDatabase()
         let tracker = try TestClock().tracker(at: database.path)
-        let stream = EventStream(events: ProjectEvents(store: tracker.store), heartbeat: .milliseconds(50))
+        let stream = EventStream(events: ProjectEvents(tracker: tracker), heartbeat: .milliseconds(50))
         let page = StalledPage()
         let writing = Task {
             try await stream.response().body.write(StalledPage.Writer(page: page))

@@ -11,7 +11,7 @@ struct ProjectEventsTests {
     @Test func everyPageGetsTheSameBytesOfOneEncodingAndALatePageGetsTheLatest() async throws {
         let database = TemporaryDatabase()
         let tracker = try TestClock().tracker(at: database.path)
-        let events = ProjectEvents(store: tracker.store)
+        let events = ProjectEvents(tracker: tracker)
         let pages = (0..<3).map { _ in events.subscribe() }
         var iterators = pages.map { $0.events.makeAsyncIterator() }
         for index in iterators.indices {

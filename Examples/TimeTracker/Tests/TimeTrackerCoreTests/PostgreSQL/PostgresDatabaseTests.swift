@@ -38,7 +38,7 @@ struct PostgresDatabaseTests {
             #expect(await eventually { tracker.store.state.projects.map(\.name) == ["Writing"] })
         }
         // Each migration once.
-        #expect(try database.count("timetrack_migrations") == 3)
+        #expect(try database.count("timetrack_migrations") == 4)
     }
 
     /// A database whose encoding cannot hold every name a user may give (LATIN1 holds no emoji, no Greek) would
