@@ -9,6 +9,12 @@ let package = Package(
     products: [
         .executable(name: "timetrack", targets: ["timetrack"]),
     ],
+    // The PostgreSQL backend (`--database postgres://...`) is a trait: without it, the app builds no postgres-nio and
+    // no BoringSSL, which took most of a first build's minutes. scripts/test builds and tests with it.
+    traits: [
+        .trait(name: "PostgreSQL", description: "The PostgreSQL backend: timetrack --database postgres://..."),
+        .default(enabledTraits: []),
+    ],
     dependencies: [
         .package(name: "Statehouse", path: "../.."),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -32,10 +38,10 @@ let package = Package(
                 .product(name: "Statehouse", package: "Statehouse"),
                 .product(name: "StatehouseSQLite", package: "Statehouse"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["PostgreSQL"])),
             ]
         ),
         // The live web page and the JSON API.
@@ -69,7 +75,9 @@ let package = Package(
             name: "TimeTrackerTestSupport",
             dependencies: [
                 "TimeTrackerCore", .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresTestCluster", package: "StatehousePostgres"),
+                .product(
+                    name: "PostgresTestCluster", package: "StatehousePostgres", condition: .when(traits: ["PostgreSQL"])
+                ),
             ],
             path: "Tests/TimeTrackerTestSupport"
         ),

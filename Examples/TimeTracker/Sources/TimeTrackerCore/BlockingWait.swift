@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Dispatch
 import NIOConcurrencyHelpers
 
@@ -33,3 +34,4 @@ func waitFor<Result: Sendable>(
     }
     return try result.get()
 }
+#endif

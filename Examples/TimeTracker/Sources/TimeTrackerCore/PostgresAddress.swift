@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Foundation
 import NIOSSL
 import PostgresNIO
@@ -100,3 +101,4 @@ struct PostgresAddress: Sendable {
         case disable, prefer, require
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Dispatch
 import Foundation
 import Logging
@@ -269,3 +270,4 @@ final class PostgresBackend: TrackerBackend {
         return "postgres-nio error \(error.code)"
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Logging
 import PostgresNIO
 
@@ -100,3 +101,4 @@ final class PostgresChangeListener: Sendable {
 
     private struct NoAnswer: Error {}
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 /// timetrack's tables on PostgreSQL: the same tables and columns as on SQLite (``SQLiteBackend/migrator``), and a
 /// trigger that announces every commit to them with `NOTIFY`.
 ///
@@ -130,3 +131,4 @@ enum PostgresSchema {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Foundation
 import Logging
 import PostgresNIO
@@ -113,3 +114,4 @@ extension PostgresConnection {
         _ = closing
     }
 }
+#endif

@@ -48,6 +48,7 @@ public final class TimeTracker: Sendable {
         try self.init(backend: backend, lockTimeout: lockTimeout, now: now, origin: origin)
     }
 
+    #if PostgreSQL
     /// Opens the tracker's tables in a PostgreSQL database, making them if the database has none yet, so that
     /// several servers and command lines on several machines share one tracker.
     ///
@@ -85,6 +86,7 @@ public final class TimeTracker: Sendable {
         }
         return try opened.get()
     }
+    #endif
 
     /// Blocks on the database for its first snapshot.
     private init(

@@ -45,12 +45,28 @@ struct DatabaseOptions: ParsableArguments {
 
     /// Opens the tracker, and tells the user on standard error what they should know about the database.
     func openTracker() async throws -> TimeTracker {
-        let tracker = if let url {
-            try await TimeTracker.open(postgres: url, lockTimeout: .seconds(lockTimeout))
+        let tracker: TimeTracker
+        if let url {
+            #if PostgreSQL
+            tracker = try await TimeTracker.open(postgres: url, lockTimeout: .seconds(lockTimeout))
+            #else
+            _ = url
+            throw BuiltWithoutPostgreSQL()
+            #endif
         } else {
-            try TimeTracker(path: path ?? TimeTracker.defaultDatabasePath(), lockTimeout: .seconds(lockTimeout))
+            tracker = try TimeTracker(path: path ?? TimeTracker.defaultDatabasePath(), lockTimeout: .seconds(lockTimeout))
         }
         for notice in tracker.notices { StandardOutput.warn(notice) }
         return tracker
+    }
+}
+
+/// `--database` given to a timetrack built without the PostgreSQL trait.
+struct BuiltWithoutPostgreSQL: Error, CustomStringConvertible {
+    var description: String {
+        """
+        This timetrack was built without PostgreSQL. Build it with the PostgreSQL trait: \
+        TIMETRACK_TRAITS=PostgreSQL scripts/timetrack ..., or swift build --traits PostgreSQL.
+        """
     }
 }

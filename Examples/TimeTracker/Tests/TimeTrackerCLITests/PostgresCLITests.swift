@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Foundation
 import Testing
 import TimeTrackerTestSupport
@@ -95,3 +96,4 @@ struct PostgresURLTests {
         #expect(!result.errors.contains("s3c"), "\(result.errors)")
     }
 }
+#endif

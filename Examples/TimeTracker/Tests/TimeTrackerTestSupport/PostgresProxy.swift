@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Foundation
 import Synchronization
 
@@ -211,3 +212,4 @@ extension TemporaryPostgresDatabase {
         url.replacingOccurrences(of: "@127.0.0.1:\(port)/", with: "@127.0.0.1:\(proxy.port)/")
     }
 }
+#endif

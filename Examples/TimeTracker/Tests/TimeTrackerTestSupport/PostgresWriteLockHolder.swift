@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Foundation
 import Synchronization
 
@@ -72,3 +73,4 @@ public final class PostgresWriteLockHolder: Sendable {
         var hasEnded: Bool { value.withLock { $0 != nil } }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import PostgresTestCluster
 
 /// A PostgreSQL server for one test alone, for what would disturb every other test on the shared cluster of
@@ -29,3 +30,4 @@ public final class PrivatePostgresServer: Sendable {
         try cluster.sql(sql)
     }
 }
+#endif

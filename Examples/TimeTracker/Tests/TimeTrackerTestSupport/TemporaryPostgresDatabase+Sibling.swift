@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Foundation
 import PostgresTestCluster
 
@@ -13,3 +14,4 @@ extension TemporaryPostgresDatabase {
         url.replacingOccurrences(of: "/\(name)?", with: "/\(other)?")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Foundation
 import PostgresTestCluster
 import TimeTrackerCore
@@ -57,3 +58,4 @@ public final class TemporaryPostgresDatabase: TestDatabase {
         try cluster.sql(sql, database: name)
     }
 }
+#endif

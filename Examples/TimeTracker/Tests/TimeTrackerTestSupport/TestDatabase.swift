@@ -14,21 +14,30 @@ public protocol TestDatabase: Sendable {
 
 /// The backends a test can run on.
 public enum TestBackend: String, CaseIterable, Sendable, CustomStringConvertible {
-    case sqlite, postgres
+    case sqlite
+    #if PostgreSQL
+    case postgres
+    #endif
 
     public var description: String { rawValue }
 
     /// Why this backend cannot be tested here, or `nil` if it can.
     public var unavailableReason: String? {
+        #if PostgreSQL
         self == .postgres && !TemporaryPostgresDatabase.isInstalled
             ? "PostgreSQL is not installed: apt-get install postgresql (scripts/prerequisites does it)" : nil
+        #else
+        nil
+        #endif
     }
 
     /// A new, empty database.
     public func makeDatabase() throws -> any TestDatabase {
         switch self {
         case .sqlite: TemporaryDatabase()
+        #if PostgreSQL
         case .postgres: try TemporaryPostgresDatabase()
+        #endif
         }
     }
 }

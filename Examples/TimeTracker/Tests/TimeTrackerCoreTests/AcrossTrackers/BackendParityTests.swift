@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Foundation
 import Statehouse
 import Testing
@@ -59,3 +60,4 @@ struct BackendParityTests {
         #expect(tracker.store.state.projects.map(\.name) == reference.store.state.projects.map(\.name))
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Foundation
 import Statehouse
 import Testing
@@ -168,3 +169,4 @@ struct PostgresCommitOutcomeTests {
         }
     }
 }
+#endif

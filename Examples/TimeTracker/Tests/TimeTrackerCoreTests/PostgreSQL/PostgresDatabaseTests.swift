@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Foundation
 import Statehouse
 import Testing
@@ -91,3 +92,4 @@ struct PostgresDatabaseTests {
         #expect(await eventually { tracker.store.state.projects.map(\.name) == ["été", "Ωmega"] })
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Foundation
 import Statehouse
 import Testing
@@ -62,3 +63,4 @@ struct PostgresListenerTests {
         #expect(await eventually(timeout: .seconds(120)) { tracker.store.state.projects.map(\.name) == ["While away"] })
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Foundation
 import Statehouse
 import Testing
@@ -108,3 +109,4 @@ struct PostgresLockTimeoutTests {
         #expect(await eventually { tracker.store.state.projects.map(\.name) == ["Next", "Other"] })
     }
 }
+#endif

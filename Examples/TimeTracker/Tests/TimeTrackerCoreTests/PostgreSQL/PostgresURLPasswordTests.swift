@@ -1,3 +1,4 @@
+#if PostgreSQL  // The package trait that builds the PostgreSQL backend (Package.swift).
 import Testing
 import TimeTrackerCore
 
@@ -21,3 +22,4 @@ struct PostgresURLPasswordTests {
         }
     }
 }
+#endif
