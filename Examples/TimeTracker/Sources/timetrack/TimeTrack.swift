@@ -22,10 +22,10 @@ struct TimeTrack: AsyncParsableCommand {
     static func main() async {
         StandardOutput.holdClosedStandardDescriptors()
         // Every write timetrack makes is a transaction that ends before the command answers, so no change waits in
-        // a coalescing window today; should a persisted container or store join, Ctrl-C or a SIGTERM (`watch`)
-        // still writes it. `serve` handles both signals itself, to shut down gracefully, and flushes after;
-        // `record` handles them too, to write what it caught up with last.
-        if !["serve", "record"].contains(CommandLine.arguments.dropFirst().first) {
+        // a coalescing window today; should a persisted container or store join, Ctrl-C or a SIGTERM still writes
+        // it. `serve` handles both signals itself, to shut down gracefully, and flushes after; `record` handles them
+        // too, to write what it caught up with last, and `watch`, to give the terminal back.
+        if !["serve", "record", "watch"].contains(CommandLine.arguments.dropFirst().first) {
             StatehouseLifecycle.flushOnTermination()
         }
         await main(nil)

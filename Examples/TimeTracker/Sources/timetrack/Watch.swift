@@ -2,13 +2,15 @@ import ArgumentParser
 import Foundation
 import Statehouse
 import TimeTrackerCore
+import UnixSignals
 
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the projects, updated as soon as anything changes them.",
         discussion: """
-            In a terminal, the view is redrawn on every change and running timers tick each second. When the output \
-            is not a terminal, the table is printed again after each change.
+            In a terminal, a full-screen view: running timers tick each second, ↑/↓ (or j/k) select a project, space \
+            starts or stops it, u undoes the last change, q quits; the terminal is restored however it ends (q, \
+            Ctrl-C, a kill). When the output is not a terminal, the table is printed again after each change.
             """
     )
 
@@ -21,6 +23,11 @@ struct Watch: AsyncParsableCommand {
 
     func run() async throws {
         let tracker = try await database.openTracker()
+        if let terminal = RawTerminal() {
+            defer { terminal.restore() }
+            try await FullScreenWatch(tracker: tracker, terminal: terminal).run()
+            return
+        }
         let interactive = isatty(STDOUT_FILENO) == 1
         // The view re-renders only when the store says the projects changed (or a problem arose), whoever changed the
         // database.

@@ -1,0 +1,46 @@
+import Foundation
+
+/// A terminal for tests: a shell in a tmux session on a server of its own (`-L`), so that a user's tmux is never
+/// touched; keys are sent with `send-keys`, the screen read with `capture-pane`.
+final class Tmux {
+    static let isAvailable = FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux")
+
+    private let socket = "timetrack-test-\(UUID().uuidString.prefix(8))"
+
+    /// Starts a shell 100 columns by 30 rows, without the user's start-up files.
+    init() throws {
+        // The server it starts keeps whatever it was given as standard output: not a pipe the test would read to its end.
+        try tmux(["new-session", "-d", "-s", "test", "-x", "100", "-y", "30", "bash --norc --noprofile"], reading: false)
+    }
+
+    deinit {
+        _ = try? tmux(["kill-server"])
+    }
+
+    /// Types `keys` (tmux's names: "Enter", "Space", "C-c", or text).
+    func send(_ keys: String...) throws {
+        try tmux(["send-keys", "-t", "test"] + keys)
+    }
+
+    /// What the terminal shows now.
+    func screen() -> String {
+        (try? tmux(["capture-pane", "-p", "-t", "test"])) ?? ""
+    }
+
+    @discardableResult
+    private func tmux(_ arguments: [String], reading: Bool = true) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/tmux")
+        process.arguments = ["-L", socket] + arguments
+        let output = Pipe()
+        process.standardOutput = reading ? output : FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = reading ? output.fileHandleForReading.readDataToEndOfFile() : Data()
+        // Reaped here: Foundation's own watch missed the exit of the client whose server stays (a zombie, and
+        // `waitUntilExit` never returned).
+        var status: Int32 = 0
+        _ = waitpid(process.processIdentifier, &status, 0)
+        return String(decoding: data, as: UTF8.self)
+    }
+}
