@@ -4,7 +4,8 @@ import Foundation
 public enum ClockFormat {
     /// `h:mm:ss`, whole seconds, e.g. `1:02:03`.
     public static func duration(_ seconds: Double) -> String {
-        let total = Int(max(0, seconds).rounded(.down))
+        // Clamped: a time another program wrote (a year 1e20 away) must show as a long time, not trap.
+        let total = seconds.isFinite ? Int(min(max(0, seconds), 1e15).rounded(.down)) : 0
         let minutes = total / 60 % 60, secondsPart = total % 60
         return "\(total / 3600):\(minutes < 10 ? "0" : "")\(minutes):\(secondsPart < 10 ? "0" : "")\(secondsPart)"
     }

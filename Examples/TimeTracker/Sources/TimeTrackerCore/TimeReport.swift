@@ -46,7 +46,10 @@ public struct TimeReport: Codable, Equatable, Sendable {
         var dayStart = calendar.startOfDay(for: start)
         var days: [Day] = []
         for _ in 0..<max(count, 0) {
-            guard let dayEnd = calendar.date(byAdding: .day, value: 1, to: dayStart) else { break }
+            // The next day's first moment: a day lasts 23 to 25 hours, so 30 hours on is in it, and its start is
+            // where its clock began, 01:00 where a clock change skips midnight (adding a day to a start at 01:00
+            // would give 01:00, an hour into that next day).
+            let dayEnd = calendar.startOfDay(for: dayStart.addingTimeInterval(30 * 3_600))
             var seconds: [Int64: Double] = [:]
             for activity in activities {
                 let overlap = min(activity.stoppedAt ?? now, dayEnd).timeIntervalSince(max(activity.startedAt, dayStart))

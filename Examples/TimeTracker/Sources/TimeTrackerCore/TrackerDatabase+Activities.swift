@@ -53,6 +53,10 @@ extension TrackerDatabase {
 
     /// A running activity (no stop) runs until now: it must have started by then.
     static func checkTimes(_ times: TrackerChange.Times, now: Double) throws {
+        // Before 1970 is no one's time tracking, and times that far off would not fit the views' whole seconds.
+        guard times.startedAt >= 0 else {
+            throw TrackerError.invalidActivityTimes("An activity cannot start before 1970.")
+        }
         guard times.startedAt <= now, (times.stoppedAt ?? now) <= now else {
             throw TrackerError.invalidActivityTimes("An activity cannot start or stop in the future.")
         }

@@ -5,13 +5,20 @@
 extension TrackerDatabase {
     static func importRows(_ rows: [ExportRow], now: Double, in sql: any SQLStatements) throws {
         var changes: [TrackerChange] = []
+        // The line of each activity this import added: a later row that overlaps one is told which line, not an id
+        // that the refusal rolls back.
+        var lines: [Int64: Int] = [:]
         for row in rows {
             do {
-                let (projectID, added) = try project(named: row.project, created: row.created ?? now, in: sql)
+                let (projectID, added) = try project(named: row.project, created: row.created ?? now, now: now, in: sql)
                 if let added { changes.append(added) }
                 if let start = row.startedAt, let change = try importActivity(of: projectID, start, row.stoppedAt, now: now, in: sql) {
                     changes.append(change)
+                    if case .activityInserted(let activity) = change { lines[activity.id] = row.line }
                 }
+            } catch TrackerError.overlappingActivity(let project, let other) where lines[other] != nil {
+                let reason = "It overlaps the activity of line \(lines[other] ?? 0) (\"\(project)\")."
+                throw TrackerError.importRefused(line: row.line, reason: reason)
             } catch let error as TrackerError {
                 throw TrackerError.importRefused(line: row.line, reason: error.description)
             }
@@ -23,11 +30,14 @@ extension TrackerDatabase {
 
     /// The project with this name ignoring case, or a new one (and the change that made it).
     private static func project(
-        named raw: String, created: Double, in sql: any SQLStatements
+        named raw: String, created: Double, now: Double, in sql: any SQLStatements
     ) throws -> (id: Int64, added: TrackerChange?) {
         let name = try ProjectName(raw)
         if let id = try sql.value("SELECT id FROM project WHERE nameKey = ?", [.text(name.key)])?.integer {
             return (id, nil)
+        }
+        guard created >= 0, created <= now else {
+            throw TrackerError.invalidActivityTimes("A project cannot be added before 1970 or in the future.")
         }
         let id = try sql.value(
             "INSERT INTO project (name, nameKey, created) VALUES (?, ?, ?) RETURNING id",
@@ -40,8 +50,9 @@ extension TrackerDatabase {
     private static func importActivity(
         of projectID: Int64, _ start: Double, _ stop: Double?, now: Double, in sql: any SQLStatements
     ) throws -> TrackerChange? {
-        // The same to the millisecond, which is what an export keeps.
-        func near(_ time: Double) -> [SQLValue] { [.real(time - 0.0005), .real(time + 0.0005)] }
+        // The same within a millisecond: an export keeps microseconds, and two activities of one project that start
+        // and stop less than a millisecond apart would overlap.
+        func near(_ time: Double) -> [SQLValue] { [.real(time - 0.001), .real(time + 0.001)] }
         let sameStop = stop == nil ? "stoppedAt IS NULL" : "stoppedAt BETWEEN ? AND ?"
         if try sql.value(
             "SELECT id FROM activity WHERE projectId = ? AND startedAt BETWEEN ? AND ? AND \(sameStop)",

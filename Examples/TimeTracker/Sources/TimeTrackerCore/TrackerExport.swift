@@ -2,7 +2,8 @@ import Foundation
 
 /// The export formats `timetrack export` writes and `timetrack import` reads: JSON lines, one ``ExportRow`` object a
 /// line; or CSV, `project,created,startedAt,stoppedAt` under a header, fields quoted as RFC 4180 says. Times are
-/// ISO 8601 in UTC to the millisecond, so that an exported file imported and exported again gives the same bytes.
+/// ISO 8601 in UTC to the microsecond: an exported file imported and exported again gives the same bytes, and an
+/// activity of less than a millisecond keeps a stop after its start.
 public enum TrackerExport {
     public static func jsonLines(_ rows: [ExportRow]) -> String {
         let encoder = JSONEncoder()
@@ -26,7 +27,10 @@ public enum TrackerExport {
     /// Reads either format: a file whose first line begins with `{` is JSON lines.
     /// - Throws: ``TrackerError/importRefused(line:reason:)`` for the first line that is not a row.
     public static func rows(from text: String) throws(TrackerError) -> [ExportRow] {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasSuffix("\r") ? $0.dropLast() : $0 }
+        // "\r\n" is one Character in Swift: a file written on Windows splits on it too.
+        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        // An empty tracker's export is empty: nothing to import.
+        guard lines.contains(where: { !$0.isEmpty }) else { return [] }
         let isJSON = lines.first { !$0.isEmpty }?.hasPrefix("{") ?? false
         if !isJSON, lines.first.map(String.init) != "project,created,startedAt,stoppedAt" {
             throw .importRefused(line: 1, reason: "a CSV export begins with the line project,created,startedAt,stoppedAt.")
@@ -73,10 +77,10 @@ public enum TrackerExport {
     private static func row(_ line: Line, number: Int) throws -> ExportRow {
         func seconds(_ text: String?) throws -> Double? {
             guard let text else { return nil }
-            guard let date = (try? millisecond.parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text)) else {
-                throw Unreadable(description: "\"\(text)\" is not a time such as 2026-11-28T09:00:00.000Z.")
+            guard let seconds = Self.seconds(text) else {
+                throw Unreadable(description: "\"\(text)\" is not a time such as 2026-11-28T09:00:00.000000Z.")
             }
-            return date.timeIntervalSince1970
+            return seconds
         }
         let row = ExportRow(
             line: number, project: line.project, created: try seconds(line.created), startedAt: try seconds(line.startedAt),
@@ -124,15 +128,30 @@ public enum TrackerExport {
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    /// Rounded to the millisecond here: a formatter truncates, and a time read back from `.124` may be
-    /// 0.12399999… in binary, which it would write as `.123`.
+    /// The fraction is written here, rounded to the microsecond: a formatter truncates to the millisecond, and a
+    /// time read back from `.124` may be 0.12399999… in binary, which it would write as `.123`.
     private static func time(_ seconds: Double) -> String {
-        let milliseconds = Int64((seconds * 1_000).rounded())
-        let wholeSeconds = Int64((Double(milliseconds) / 1_000).rounded(.down))
-        let fraction = String(milliseconds - wholeSeconds * 1_000)
+        // Far outside any tracker's times (another program's write): clamped rather than trap.
+        let microseconds = Int64((min(max(seconds, -1e11), 1e11) * 1_000_000).rounded())
+        let wholeSeconds = Int64((Double(microseconds) / 1_000_000).rounded(.down))
+        let fraction = String(microseconds - wholeSeconds * 1_000_000)
         let text = Date(timeIntervalSince1970: Double(wholeSeconds)).formatted(Date.ISO8601FormatStyle())
-        return text.dropLast() + "." + String(repeating: "0", count: 3 - fraction.count) + fraction + "Z"
+        return text.dropLast() + "." + String(repeating: "0", count: 6 - fraction.count) + fraction + "Z"
     }
 
-    private static let millisecond = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    /// An ISO 8601 time with any fraction of a second and `Z` or an offset; `nil` for anything else, a day that does
+    /// not exist (`2026-02-30`) included: a time in `Z` must read back as it was written.
+    private static func seconds(_ text: String) -> Double? {
+        var whole = text, fraction = 0.0
+        if let dot = text.firstIndex(of: ".") {
+            let digits = text[text.index(after: dot)...].prefix { $0.isASCII && $0.isNumber }
+            guard !digits.isEmpty, let value = Double("0." + digits) else { return nil }
+            fraction = value
+            whole = String(text[..<dot]) + text[text.index(after: dot)...].dropFirst(digits.count)
+        }
+        let style = Date.ISO8601FormatStyle()
+        guard let date = try? style.parse(whole) else { return nil }
+        if whole.hasSuffix("Z"), date.formatted(style) != whole { return nil }
+        return date.timeIntervalSince1970 + fraction
+    }
 }

@@ -12,7 +12,9 @@ extension ProjectsAPI {
             guard let id = context.parameters.get("id", as: Int64.self) else {
                 return APIResponse.error(.badRequest, "An id is a whole number.")
             }
-            let limit = request.uri.queryParameters.get("limit", as: Int.self) ?? 50
+            guard let limit = request.uri.queryParameters.get("limit").map({ Int(String($0)) }) ?? 50 else {
+                return APIResponse.error(.badRequest, "limit is a whole number.")
+            }
             var after: ActivityRecord?
             if let cursor = request.uri.queryParameters.get("after") {
                 guard let last = Self.record(fromCursor: String(cursor), projectID: id) else {

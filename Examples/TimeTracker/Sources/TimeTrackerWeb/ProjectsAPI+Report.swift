@@ -9,31 +9,36 @@ extension ProjectsAPI {
         group.get("report") { request, _ in
             let query = request.uri.queryParameters
             var zone = TimeZone.current
+            var label = zone.identifier
             if let identifier = query.get("tz") {
                 guard let named = TimeZone(identifier: String(identifier)) else {
                     return APIResponse.error(.badRequest, "tz is a time zone such as Europe/Paris.")
                 }
-                zone = named
+                (zone, label) = (named, String(identifier))
             }
-            let days = query.get("days", as: Int.self) ?? 1
-            guard (1...31).contains(days) else { return APIResponse.error(.badRequest, "days is from 1 to 31.") }
+            guard let days = query.get("days").map({ Int(String($0)) }) ?? 1, (1...31).contains(days) else {
+                return APIResponse.error(.badRequest, "days is a whole number from 1 to 31.")
+            }
             var start = Date()
             if let day = query.get("day") {
                 let format = DateFormatter()
                 format.locale = Locale(identifier: "en_US_POSIX")
                 format.timeZone = zone
-                format.dateFormat = "yyyy-MM-dd"
-                guard let date = format.date(from: String(day)) else {
+                // Its noon: the day's midnight may be one a clock change skips.
+                format.dateFormat = "yyyy-MM-dd HH:mm"
+                guard let date = format.date(from: String(day) + " 12:00") else {
                     return APIResponse.error(.badRequest, "day is a date such as 2026-11-28.")
                 }
                 start = date
             }
-            let report: TimeReport
+            var report: TimeReport
             do throws(TrackerError) {
                 report = try await tracker.report(days: days, from: start, in: zone)
             } catch {
                 return APIResponse.error(error.httpStatus, error.description)
             }
+            // The zone as it was asked for: Foundation calls UTC "GMT".
+            report.timeZone = label
             return try APIResponse.json(report)
         }
     }

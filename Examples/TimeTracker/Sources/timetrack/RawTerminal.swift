@@ -17,8 +17,9 @@ final class RawTerminal: Sendable {
         var settings = termios()
         guard tcgetattr(STDIN_FILENO, &settings) == 0 else { return nil }
         original = settings
-        // Keys one by one and unechoed; Ctrl-C still sends SIGINT, which `watch` catches to restore.
-        settings.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        // Keys one by one, unechoed, and Ctrl-C, Ctrl-\ and Ctrl-Z as keys rather than signals: a SIGQUIT or a
+        // SIGTSTP would leave the terminal raw. Signals from elsewhere (a kill, a hang-up) `watch` catches.
+        settings.c_lflag &= ~tcflag_t(ICANON | ECHO | ISIG)
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &settings)
         try? StandardOutput.show("\u{1B}[?1049h\u{1B}[?25l")
     }
@@ -54,8 +55,9 @@ final class RawTerminal: Sendable {
     static func key(in bytes: [UInt8]) -> (Key?, Int)? {
         guard let first = bytes.first else { return nil }
         if first == 0x1B {
-            // ESC [ A is up, ESC [ B is down.
-            guard bytes.count >= 3 else { return bytes.count == 2 && bytes[1] != UInt8(ascii: "[") ? (nil, 2) : nil }
+            // ESC [ A is up, ESC [ B is down; an ESC alone is dropped, and what follows it read as keys.
+            if bytes.count >= 2, bytes[1] != UInt8(ascii: "[") { return (nil, 1) }
+            guard bytes.count >= 3 else { return nil }
             switch bytes[2] {
             case UInt8(ascii: "A"): return (.up, 3)
             case UInt8(ascii: "B"): return (.down, 3)
@@ -67,7 +69,8 @@ final class RawTerminal: Sendable {
         case UInt8(ascii: "j"): return (.down, 1)
         case UInt8(ascii: " "), UInt8(ascii: "\r"), UInt8(ascii: "\n"), UInt8(ascii: "s"): return (.toggle, 1)
         case UInt8(ascii: "u"): return (.undo, 1)
-        case UInt8(ascii: "q"): return (.quit, 1)
+        // q, Ctrl-C, Ctrl-\.
+        case UInt8(ascii: "q"), 0x03, 0x1C: return (.quit, 1)
         default: return (nil, 1)
         }
     }

@@ -28,7 +28,9 @@ struct Report: AsyncParsableCommand {
         calendar.timeZone = time.zone
         var start = try day.map { try time.day($0) } ?? Date()
         if week { start = calendar.dateInterval(of: .weekOfYear, for: start)?.start ?? start }
-        let report = try await tracker.report(days: week ? 7 : 1, from: start, in: time.zone)
+        var report = try await tracker.report(days: week ? 7 : 1, from: start, in: time.zone)
+        // The zone as it was given: Foundation calls UTC "GMT".
+        report.timeZone = time.identifier ?? time.zone.identifier
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]

@@ -29,14 +29,17 @@ struct TimeZoneOption: ParsableArguments {
         for format in ["yyyy-MM-dd HH:mm", "yyyy-MM-dd HH:mm:ss"] {
             if let date = formatter(format).date(from: trimmed) { return date }
         }
-        if let date = ISO8601DateFormatter().date(from: trimmed) { return date }
-        let clock = trimmed.split(separator: ":")
+        // A time in Z must read back as it was written: 2026-02-30T10:00:00Z is no day, not March 2.
+        let iso = ISO8601DateFormatter()
+        if let date = iso.date(from: trimmed), !trimmed.hasSuffix("Z") || iso.string(from: date) == trimmed { return date }
+        let clock = trimmed.split(separator: ":", omittingEmptySubsequences: false)
         if (2...3).contains(clock.count), let hour = Int(clock[0]), let minute = Int(clock[1]),
-           (0..<24).contains(hour), (0..<60).contains(minute) {
+           let second = clock.count == 3 ? Int(clock[2]) : 0,
+           (0..<24).contains(hour), (0..<60).contains(minute), (0..<60).contains(second) {
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = zone
             var day = calendar.dateComponents([.year, .month, .day], from: now)
-            (day.hour, day.minute, day.second) = (hour, minute, clock.count == 3 ? Int(clock[2]) : 0)
+            (day.hour, day.minute, day.second) = (hour, minute, second)
             if let date = calendar.date(from: day) { return date }
         }
         throw ValidationError(
@@ -44,9 +47,10 @@ struct TimeZoneOption: ParsableArguments {
         )
     }
 
-    /// A day typed on the command line, `2026-11-28`: its midnight in the zone.
+    /// A day typed on the command line, `2026-11-28`: its noon in the zone (a day whose midnight the clock skips,
+    /// as Santiago's does, still has one).
     func day(_ text: String) throws -> Date {
-        guard let date = formatter("yyyy-MM-dd").date(from: text.trimmingCharacters(in: .whitespaces)) else {
+        guard let date = formatter("yyyy-MM-dd HH:mm").date(from: text.trimmingCharacters(in: .whitespaces) + " 12:00") else {
             throw ValidationError("Cannot read \"\(text)\" as a day: write 2026-11-28.")
         }
         return date

@@ -39,5 +39,10 @@ struct ReportCommandTests {
         #expect(badDay.status != 0 && badDay.errors.contains("Cannot read \"yesterday\" as a day"))
         let empty = try TimetrackProcess.run(["report", "--day", "2026-11-28", "--tz", "Europe/Paris", "--db", database.path])
         #expect(empty.output == "2026-11-28 (Europe/Paris): no time tracked.\n")
+        // A day whose midnight the clock skips is a day; UTC is named as given.
+        let skipped = try TimetrackProcess.run(["report", "--day", "2025-09-07", "--tz", "America/Santiago", "--db", database.path])
+        #expect(skipped.output == "2025-09-07 (America/Santiago): no time tracked.\n")
+        let utc = try TimetrackProcess.run(["report", "--day", "2026-11-28", "--tz", "UTC", "--db", database.path])
+        #expect(utc.output == "2026-11-28 (UTC): no time tracked.\n")
     }
 }

@@ -45,15 +45,17 @@ struct WatchTerminalTests {
         #expect(try await Self.settings(terminal, in: database.directory, "after") == before)
     }
 
-    /// Ctrl-C ends the view as `q` does: the terminal is the shell's again, echo and line editing on.
-    @Test func controlCGivesTheTerminalBackToo() async throws {
+    /// Ctrl-C and Ctrl-\ end the view as `q` does (they are keys to it, not signals, which would leave the terminal
+    /// raw): the terminal is the shell's again, echo and line editing on.
+    @Test(arguments: ["C-c", "C-\\"])
+    func controlKeysGiveTheTerminalBackToo(key: String) async throws {
         let database = TemporaryDatabase()
         _ = try TimetrackProcess.run(["add", "Writing", "--db", database.path])
         let terminal = try Tmux()
         let before = try await Self.settings(terminal, in: database.directory, "before")
         try terminal.send("\(TimetrackProcess.executable.path) watch --db \(database.path)", "Enter")
         #expect(await eventually { terminal.screen().contains("q quits") })
-        try terminal.send("C-c")
+        try terminal.send(key)
         #expect(await eventually { !terminal.screen().contains("q quits") })
         #expect(try await Self.settings(terminal, in: database.directory, "after") == before)
     }

@@ -70,6 +70,8 @@ struct ActivitiesAPITests {
             #expect(missing.status == .notFound)
             let badCursor = try await client.execute(uri: "/api/projects/\(project.id)/activities?after=x", method: .get)
             #expect(badCursor.status == .badRequest)
+            let badLimit = try await client.execute(uri: "/api/projects/\(project.id)/activities?limit=abc", method: .get)
+            #expect(badLimit.status == .badRequest)
             let noProject = try await client.execute(uri: "/api/projects/999/activities", method: .get)
             #expect(noProject.status == .notFound)
             #expect(tracker.store.state.projects.map(\.elapsedSeconds) == [1_200])
@@ -80,7 +82,8 @@ struct ActivitiesAPITests {
                 TimeReport.self, try await client.execute(uri: "/api/report?day=\(day)&days=2&tz=UTC", method: .get)
             )
             #expect(report.total == 1_200 && report.days.count == 2)
-            for query in ["tz=Mars", "days=0", "day=tomorrow"] {
+            #expect(report.timeZone == "UTC")
+            for query in ["tz=Mars", "days=0", "days=abc", "day=tomorrow"] {
                 #expect(try await client.execute(uri: "/api/report?\(query)", method: .get).status == .badRequest)
             }
         }

@@ -60,6 +60,9 @@ struct ActivityCorrectionTests {
             (.editActivity(id: existing, startedAt: Self.at(clock, -100), stoppedAt: nil),
              .invalidActivityTimes("A finished activity needs a stop.")),
             (.deleteActivity(id: 99), .activityNotFound(99)),
+            // Far off times would not fit the views' whole seconds.
+            (.addActivity(projectID: id, startedAt: Date(timeIntervalSince1970: -1e20), stoppedAt: Date(timeIntervalSince1970: 0)),
+             .invalidActivityTimes("An activity cannot start before 1970.")),
         ]
         for (action, error) in refusals {
             await #expect(throws: error) { try await tracker.perform(action) }

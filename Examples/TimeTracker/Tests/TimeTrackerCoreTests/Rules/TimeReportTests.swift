@@ -46,6 +46,22 @@ struct TimeReportTests {
         #expect(report.days.map(\.total) == [23 * 3_600])
     }
 
+    /// 2025-09-07 in Santiago: the clock skips from midnight to 01:00, so the day begins at 01:00 and has 23 hours,
+    /// and the next begins at midnight again.
+    @Test func aDayWhoseMidnightTheClockSkipsHas23HoursAndTheNextStartsAtMidnight() throws {
+        let santiago = try #require(TimeZone(identifier: "America/Santiago"))
+        let report = TimeReport(
+            days: 3, from: Date(timeIntervalSince1970: 1_757_160_000), in: santiago,  // 2025-09-06 08:00 there
+            activities: [ActivityRecord(
+                id: 1, projectID: 1, startedAt: Date(timeIntervalSince1970: 1_756_684_800),  // 2025-09-01 UTC
+                stoppedAt: Date(timeIntervalSince1970: 1_757_635_200)  // 2025-09-12 UTC
+            )],
+            names: [1: "Writing"], now: Date(timeIntervalSince1970: 1_760_000_000)
+        )
+        #expect(report.days.map(\.date) == ["2025-09-06", "2025-09-07", "2025-09-08"])
+        #expect(report.days.map(\.total) == [86_400, 82_800, 86_400])
+    }
+
     /// A running activity counts until now; seconds are whole per day and project, and the totals are their sums.
     @Test func aRunningActivityCountsUntilNowAndTotalsAddUp() {
         let report = TimeReport(
