@@ -6,7 +6,7 @@ import Statehouse
 /// (``SessionFile``), and `timetrack make-test` turns it into a test that replays it.
 ///
 /// It follows the database's action log (see ``TimeTracker/sessionRecorder()``). Each ``catchUp()`` reads the new
-/// actions and the contents in one read, and checks that the actions lead to those contents: a database changed by
+/// actions and the contents at one instant, and checks that the actions lead to those contents: a database changed by
 /// something that logs no action (a `sqlite3` shell, a restore from a backup) cannot be replayed, and is reported.
 public struct SessionRecorder: Sendable {
     private let database: TrackerDatabase
