@@ -17,7 +17,7 @@ public struct ProjectPayload: Codable, Equatable, Sendable {
     public init(_ project: ProjectSummary, includingStart: Bool = true) {
         id = project.id
         name = project.name
-        elapsedSeconds = project.elapsedSeconds.isFinite ? Int(min(max(project.elapsedSeconds, 0), 1e15).rounded(.down)) : 0
+        elapsedSeconds = ClockFormat.wholeSeconds(project.elapsedSeconds)
         running = project.isRunning
         runningSince = includingStart ? project.runningSince?.timeIntervalSince1970 : nil
     }

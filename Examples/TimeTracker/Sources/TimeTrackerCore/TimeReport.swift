@@ -69,6 +69,16 @@ public struct TimeReport: Codable, Equatable, Sendable {
         total = days.map(\.total).reduce(0, +)
     }
 
+    /// The day `2026-11-28` in `zone`, as the moment a report starts from: its noon, which every day has (a day whose
+    /// midnight a clock change skips, as Santiago's does, has none). `nil` for text that is no day.
+    public static func day(_ text: String, in zone: TimeZone) -> Date? {
+        let format = DateFormatter()
+        format.locale = Locale(identifier: "en_US_POSIX")
+        format.timeZone = zone
+        format.dateFormat = "yyyy-MM-dd HH:mm"
+        return format.date(from: text.trimmingCharacters(in: .whitespaces) + " 12:00")
+    }
+
     private static func sorted(_ projects: [ProjectTime]) -> [ProjectTime] {
         projects.filter { $0.seconds > 0 }.sorted { (ProjectName.key(for: $0.name), $0.id) < (ProjectName.key(for: $1.name), $1.id) }
     }

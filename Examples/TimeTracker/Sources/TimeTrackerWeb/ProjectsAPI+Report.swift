@@ -21,12 +21,7 @@ extension ProjectsAPI {
             }
             var start = Date()
             if let day = query.get("day") {
-                let format = DateFormatter()
-                format.locale = Locale(identifier: "en_US_POSIX")
-                format.timeZone = zone
-                // Its noon: the day's midnight may be one a clock change skips.
-                format.dateFormat = "yyyy-MM-dd HH:mm"
-                guard let date = format.date(from: String(day) + " 12:00") else {
+                guard let date = TimeReport.day(String(day), in: zone) else {
                     return APIResponse.error(.badRequest, "day is a date such as 2026-11-28.")
                 }
                 start = date

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TimeTrackerCore
 
 /// `--tz ZONE`: the time zone times are read and shown in.
 struct TimeZoneOption: ParsableArguments {
@@ -47,10 +48,9 @@ struct TimeZoneOption: ParsableArguments {
         )
     }
 
-    /// A day typed on the command line, `2026-11-28`: its noon in the zone (a day whose midnight the clock skips,
-    /// as Santiago's does, still has one).
+    /// A day typed on the command line, `2026-11-28` (see ``TimeReport/day(_:in:)``).
     func day(_ text: String) throws -> Date {
-        guard let date = formatter("yyyy-MM-dd HH:mm").date(from: text.trimmingCharacters(in: .whitespaces) + " 12:00") else {
+        guard let date = TimeReport.day(text, in: zone) else {
             throw ValidationError("Cannot read \"\(text)\" as a day: write 2026-11-28.")
         }
         return date
