@@ -22,6 +22,12 @@ final class Tmux {
         try tmux(["send-keys", "-t", "test"] + keys)
     }
 
+    /// The program in the terminal's foreground: "bash" once a command the shell ran has exited.
+    func foreground() -> String {
+        ((try? tmux(["display-message", "-p", "-t", "test", "#{pane_current_command}"])) ?? "")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// What the terminal shows now.
     func screen() -> String {
         (try? tmux(["capture-pane", "-p", "-t", "test"])) ?? ""

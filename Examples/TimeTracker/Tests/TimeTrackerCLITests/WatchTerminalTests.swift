@@ -41,7 +41,8 @@ struct WatchTerminalTests {
         _ = try TimetrackProcess.run(["add", "Exercise", "--db", database.path])
         #expect(await eventually { terminal.screen().contains("Exercise") && terminal.screen().contains("> Writing") })
         try terminal.send("q")
-        #expect(await eventually { !terminal.screen().contains("q quits") })
+        // Typed before `watch` has exited, the next keys would go to its reader, not to the shell.
+        #expect(await eventually { !terminal.screen().contains("q quits") && terminal.foreground() == "bash" })
         #expect(try await Self.settings(terminal, in: database.directory, "after") == before)
     }
 
@@ -56,7 +57,7 @@ struct WatchTerminalTests {
         try terminal.send("\(TimetrackProcess.executable.path) watch --db \(database.path)", "Enter")
         #expect(await eventually { terminal.screen().contains("q quits") })
         try terminal.send(key)
-        #expect(await eventually { !terminal.screen().contains("q quits") })
+        #expect(await eventually { !terminal.screen().contains("q quits") && terminal.foreground() == "bash" })
         #expect(try await Self.settings(terminal, in: database.directory, "after") == before)
     }
 }

@@ -95,7 +95,7 @@ struct RecordedSessionTests {
         var recorder = try await tracker.sessionRecorder()
         try await tracker.perform(.addProject(name: "Writing"))
         try await recorder.catchUp()
-        try await DatabaseQueue(path: database.path).write { try $0.execute(sql: "UPDATE project SET created = 0") }
+        try await database.otherProgram().write { try $0.execute(sql: "UPDATE project SET created = 0") }
         try await tracker.perform(.addProject(name: "Reading"))
         await #expect(throws: SessionRecorderError.unexplainedChange(afterActions: 1)) { try await recorder.catchUp() }
         #expect(recorder.recording.actions.map(\.action.action) == [.addProject(name: "Writing")])
@@ -107,7 +107,7 @@ struct RecordedSessionTests {
         let database = TemporaryDatabase()
         let tracker = try TestClock().tracker(at: database.path)
         var recorder = try await tracker.sessionRecorder()
-        try await DatabaseQueue(path: database.path).write { db in
+        try await database.otherProgram().write { db in
             for _ in 0..<1_000 { try db.execute(sql: #"INSERT INTO actionLog (action, at) VALUES ('{"undo":{}}', 0)"#) }
         }
         try await tracker.perform(.addProject(name: "Writing"))

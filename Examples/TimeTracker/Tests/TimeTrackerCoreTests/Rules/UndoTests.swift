@@ -88,7 +88,7 @@ struct UndoTests {
         let tracker = try TestClock().tracker(at: database.path)
         let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
         try await tracker.perform(.startActivity(projectID: id))
-        try await DatabaseQueue(path: database.path).write { try $0.execute(sql: "UPDATE activity SET startedAt = startedAt - 1") }
+        try await database.otherProgram().write { try $0.execute(sql: "UPDATE activity SET startedAt = startedAt - 1") }
         await #expect(throws: TrackerError.changedSince("\"Writing\" or its activities changed since")) {
             try await tracker.perform(.undo)
         }
@@ -104,7 +104,7 @@ struct UndoTests {
         let tracker = try TestClock().tracker(at: database.path)
         let id = try #require(try await tracker.perform(.addProject(name: "Writing"))).id
         try await tracker.perform(.renameProject(id: id, name: "Essays"))
-        try await DatabaseQueue(path: database.path).write {
+        try await database.otherProgram().write {
             try $0.execute(sql: "UPDATE project SET name = 'Notes', nameKey = 'notes'")
         }
         await #expect(throws: TrackerError.changedSince("\"Essays\" or its activities changed since")) {
