@@ -23,6 +23,21 @@ struct ContainerState<Value: Sendable>: Sendable {
     @usableFromInline var deliveries = WorkQueue<DeliveryRound<Value>>(shareForOthers: shareForOthers)
     /// How many changes the value has had: local ones and those taken from storage.
     @usableFromInline private(set) var changeCount: UInt64 = 0
+    /// The ``changeCount`` of the last value taken from storage, which another process or machine stored.
+    private var storedChangeCount: UInt64?
+
+    /// Notes that the change just made took a value from storage.
+    mutating func noteChangeFromStorage() {
+        storedChangeCount = changeCount
+    }
+
+    /// What the container's ``StateContainer/activity`` reads.
+    var activity: ContainerActivity {
+        ContainerActivity(
+            changeCount: changeCount, listenerCount: observers.count,
+            lastChangeCameFromStorage: changeCount > 0 && storedChangeCount == changeCount
+        )
+    }
 
     /// Named listeners (``StateContainer/bind(name:_:)``): binding a name again replaces its listener.
     private var named: [String: ContainerSubscription<Value>] = [:]

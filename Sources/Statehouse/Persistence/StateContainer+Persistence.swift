@@ -139,6 +139,7 @@ extension StateContainer: PersistenceOwner {
                     state -> (round: DeliveryRound<Value>?, replaced: Value, saved: PersistedSnapshot<Value>?)? in
                     guard state!.changeCount == count else { return nil }
                     let (round, replaced) = state!.replace(with: newValue)
+                    state!.noteChangeFromStorage()
                     return (round, replaced, persistence?.tookStoredValue(newValue, count: state!.changeCount))
                 }
             }

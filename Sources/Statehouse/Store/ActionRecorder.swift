@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 
-/// Records a store's actions while asked to, and where time travel has taken the store.
+/// Records a store's actions while asked to, where time travel has taken the store, and hands what the store does to
+/// its taps (see ``Store/tap(_:)``).
 @usableFromInline
 final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
     private struct Session: Sendable {
@@ -10,38 +11,87 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
         var travelled: Int?
     }
 
-    @usableFromInline let flag = Atomic<Bool>(false)
-    /// Set while the store applies an action an effect sent, if it is recording. Only the store's worker, one
-    /// at a time, sets and reads it; atomic because the worker may be another thread from one turn to the next.
-    @usableFromInline let effectActionInProgress = Atomic<Bool>(false)
+    /// ``recordingBit`` while recording, ``tappedBit`` while tapped: one load tells an action that nobody watches.
+    @usableFromInline let flag = Atomic<UInt8>(0)
+    @usableFromInline static var recordingBit: UInt8 { 1 }
+    @usableFromInline static var tappedBit: UInt8 { 2 }
+    /// Where the action being applied came from, kept while someone watches. Only the store's worker, one at a
+    /// time, sets and reads it; locked because the worker may be another thread from one turn to the next.
+    private let source = Locked<ActionSource>(.dispatch)
     private let session = Locked<Session?>(nil)
+    private let taps = Locked<StoreTaps<State, Action>>(StoreTaps())
 
     @usableFromInline init() {}
 
     /// Whether actions are being recorded; cheap enough to ask on every dispatch.
     @inlinable
-    var isRecording: Bool { flag.load(ordering: .relaxed) }
+    var isRecording: Bool { flag.load(ordering: .relaxed) & Self.recordingBit != 0 }
 
-    /// Whether the action being applied was sent by an effect.
+    /// Whether the store is recorded or tapped; cheap enough to ask on every dispatch.
     @inlinable
-    var isApplyingEffectAction: Bool { effectActionInProgress.load(ordering: .relaxed) }
+    var isWatched: Bool { flag.load(ordering: .relaxed) != 0 }
 
-    /// Runs `route`, the route of an action an effect sent, noting so for the recording.
+    /// Runs `route`, the route of an action from `source`, noting where it came from for the recording and the taps.
     @inlinable
-    func applyingEffectAction(_ route: () -> Void) {
-        guard isRecording else { return route() }
-        effectActionInProgress.store(true, ordering: .relaxed)
-        defer { effectActionInProgress.store(false, ordering: .relaxed) }
+    func applying(from source: ActionSource, _ route: () -> Void) {
+        guard isWatched else { return route() }
+        let outer = setSource(source)
+        defer { _ = setSource(outer) }
         route()
+    }
+
+    @usableFromInline
+    func setSource(_ newSource: ActionSource) -> ActionSource {
+        source.withLock { current in
+            defer { current = newSource }
+            return current
+        }
+    }
+
+    /// Notes that the store applied `action`, leaving `state`: records it, and hands it to the taps. Called under
+    /// the store's state lock, so that a recording or a tap started meanwhile starts from a state that does or does
+    /// not include the action, and sees it accordingly.
+    @usableFromInline
+    func applied(_ action: Action, leaving state: State) {
+        let source = source.withLock { $0 }
+        if isRecording { record(action, sentByEffect: source == .effect) }
+        if flag.load(ordering: .relaxed) & Self.tappedBit != 0 {
+            tell(StoreEvent(kind: .action(action, source: source), date: Date(), state: state))
+        }
+    }
+
+    /// Hands a whole replacement of the state to the taps; called under the store's state lock, as ``applied``.
+    @usableFromInline
+    func replaced(_ replacement: StateReplacement, with state: State) {
+        guard flag.load(ordering: .relaxed) & Self.tappedBit != 0 else { return }
+        tell(StoreEvent(kind: .replaced(replacement), date: Date(), state: state))
+    }
+
+    private func tell(_ event: StoreEvent<State, Action>) {
+        for tap in taps.withLock({ $0.all }) { tap(event) }
+    }
+
+    func addTap(_ tap: @escaping StoreTaps<State, Action>.Tap) -> UInt64 {
+        taps.withLock { taps in
+            flag.bitwiseOr(Self.tappedBit, ordering: .relaxed)
+            return taps.add(tap)
+        }
+    }
+
+    func removeTap(_ id: UInt64) {
+        taps.withLock { taps in
+            taps.remove(id)
+            if taps.all.isEmpty { flag.bitwiseAnd(~Self.tappedBit, ordering: .relaxed) }
+        }
     }
 
     func start(from state: State) {
         session.withLock { $0 = Session(recording: Recording(initialState: state)) }
-        flag.store(true, ordering: .relaxed)
+        flag.bitwiseOr(Self.recordingBit, ordering: .relaxed)
     }
 
     func stop() -> Recording<State, Action>? {
-        flag.store(false, ordering: .relaxed)
+        flag.bitwiseAnd(~Self.recordingBit, ordering: .relaxed)
         return session.withLock { session in
             defer { session = nil }
             return session?.recording
@@ -54,8 +104,7 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
 
     /// Appends `action`. After time travel, the actions past the shown state are dropped first: the new action
     /// continues from there.
-    @usableFromInline
-    func record(_ action: Action, sentByEffect: Bool) {
+    private func record(_ action: Action, sentByEffect: Bool) {
         session.withLock { session in
             guard var current = session else { return }
             if let travelled = current.travelled {
@@ -122,6 +171,7 @@ extension Store {
             commit { core in
                 guard let past = recorder.travel(to: step, reducer: reducer) else { return ((), nil) }
                 forgetUndoHistory()
+                recorder.replaced(.travel, with: past)
                 return ((), core.replace(with: past))
             }
         }
@@ -144,6 +194,9 @@ public enum TimeTravelError: Error, Equatable, CustomStringConvertible {
     case notRecording
     /// The recording has fewer actions than the step asked for.
     case noSuchStep(Int, recorded: Int)
+    /// The store writes its state to a storage: a state shown for debugging would be written, and other processes
+    /// would take it.
+    case persisted
 
     public var description: String {
         switch self {
@@ -151,6 +204,8 @@ public enum TimeTravelError: Error, Equatable, CustomStringConvertible {
             "The store is not recording: call startRecording() first (a scoped store cannot travel; use its root)."
         case .noSuchStep(let step, let recorded):
             "There is no step \(step): the recording has \(recorded) actions, so steps go from 0 to \(recorded)."
+        case .persisted:
+            "The store writes its state to a storage: jumping would store the state shown. Jump in an in-memory store."
         }
     }
 }

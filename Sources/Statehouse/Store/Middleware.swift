@@ -16,9 +16,19 @@ public struct Middleware<State: Sendable, Action: Sendable>: Sendable {
     public typealias Handler = @Sendable (_ store: MiddlewareContext<State, Action>, _ action: Action, _ next: (Action) -> Void) -> Void
 
     @usableFromInline let handle: Handler
+    /// Where the actions this middleware dispatches come from, as recordings and taps note it.
+    @usableFromInline let source: ActionSource
 
     public init(_ handle: @escaping Handler) {
         self.handle = handle
+        self.source = .dispatch
+    }
+
+    /// A middleware with a name: the actions it dispatches are noted as coming from it (``ActionSource/middleware(_:)``),
+    /// which is what a debugging tool such as StatehouseInspector shows.
+    public init(name: String, _ handle: @escaping Handler) {
+        self.handle = handle
+        self.source = .middleware(name)
     }
 
     /// Folds `middleware` around `reduce` into one function, the first middleware outermost. The function takes
@@ -30,7 +40,7 @@ public struct Middleware<State: Sendable, Action: Sendable>: Sendable {
     ) -> @Sendable (Store<State, Action>, Action) -> Void {
         middleware.reversed().reduce(reduce) { next, middleware in
             { store, action in
-                middleware.handle(MiddlewareContext(store: store), action) { next(store, $0) }
+                middleware.handle(MiddlewareContext(store: store, source: middleware.source), action) { next(store, $0) }
             }
         }
     }
@@ -39,9 +49,12 @@ public struct Middleware<State: Sendable, Action: Sendable>: Sendable {
 /// What a middleware may do with its store: read the state, dispatch actions.
 public struct MiddlewareContext<State: Sendable, Action: Sendable>: Sendable {
     private let store: Store<State, Action>
+    private let source: ActionSource
 
-    init(store: Store<State, Action>) {
+    @usableFromInline
+    init(store: Store<State, Action>, source: ActionSource) {
         self.store = store
+        self.source = source
     }
 
     /// The store's state now: before the reducer when read before calling `next`, after it when read after.
@@ -49,6 +62,6 @@ public struct MiddlewareContext<State: Sendable, Action: Sendable>: Sendable {
 
     /// Dispatches `action` to the store; it runs after the current action, through every middleware.
     public func dispatch(_ action: Action) {
-        store.dispatch(action)
+        store.dispatch(action, from: source)
     }
 }

@@ -202,6 +202,16 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
         enter({ route(action) }, orQueue: .action(action), waits: .waiting)
     }
 
+    /// ``dispatch(_:)`` for the middleware named in `source`, which the recording and the taps note.
+    @usableFromInline
+    func dispatch(_ action: Action, from source: ActionSource) {
+        if case .scope = role { return route(action) }
+        enter(
+            { recorder.applying(from: source) { route(action) } },
+            orQueue: .middlewareAction(action, source: source), waits: .waiting
+        )
+    }
+
     /// The one route of an action into the middleware and the reducer, wherever it comes from (`dispatch`, `send`,
     /// an effect, the queue): the ``pipeline``. A scoped store has none of its own: its action goes, converted, to its
     /// parent, and takes the parent's route.
@@ -314,12 +324,15 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
                 defer { origin.endWork() }
                 guard !origin.isCancelled else { return }
             }
-            recorder.applyingEffectAction { route(action) }
+            recorder.applying(from: .effect) { route(action) }
+        case .middlewareAction(let action, let source):
+            recorder.applying(from: source) { route(action) }
         case .run(let body):
             body()
         case .replaceState(let newState):
             commit { core in
                 forgetUndoHistory()
+                recorder.replaced(.travel, with: newState)
                 return ((), core.replace(with: newState))
             }
         case .takeStoredState(let newState, let count, let refused):
@@ -332,9 +345,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
     func apply(_ action: Action, with reducer: (inout State, Action) -> Effect<Action>) {
         let effect = commit { core in
             let (effect, round) = core.reduce(action, with: reducer)
-            // Recorded under the state lock, so that a recording started meanwhile starts from a state that does or
-            // does not include this action, and records it accordingly.
-            if recorder.isRecording { recorder.record(action, sentByEffect: recorder.isApplyingEffectAction) }
+            if recorder.isWatched { recorder.applied(action, leaving: core.state) }
             return (effect, round)
         }
         if !effect.isNone {
@@ -390,6 +401,7 @@ public final class Store<State: Sendable, Action: Sendable>: Sendable {
             core.withLock { core -> (DeliveryRound<State>?, replaced: PersistedSnapshot<State>?)? in
                 guard core.changeCount == count else { return nil }
                 forgetUndoHistory()
+                recorder.replaced(.storage, with: newState)
                 let round = core.replace(with: newState)
                 return (round, persistence?.tookStoredValue(newState, count: core.changeCount))
             }

@@ -11,6 +11,8 @@ enum StoreWork<State: Sendable, Action: Sendable>: Sendable {
     /// An action an effect sent back; `origin` is the cancellable effect it came from, if any, whose cancellation
     /// drops it. A recording notes that an effect sent it.
     case effectAction(Action, origin: EffectHandle?)
+    /// An action a named middleware dispatched; the recording and the store's taps note which.
+    case middlewareAction(Action, source: ActionSource)
     /// Runs on the processor, in order with the rest: registering a subscriber (and showing it the current
     /// selection), a scoped store's work.
     case run(@Sendable () -> Void)

@@ -56,7 +56,7 @@ extension Store {
     /// ``Undoable`` state, it dispatches ``UndoableAction/undo``.
     public func undo() {
         if let command = UndoCommand.undo.action(of: Action.self), undoLog == nil { return dispatch(command) }
-        changeHistory { $0.undo() }
+        changeHistory(.undo) { $0.undo() }
     }
 
     /// Applies again the newest group ``undo()`` took back, where it was among the other actions. A new undoable
@@ -64,7 +64,7 @@ extension Store {
     /// of ``Undoable`` state, it dispatches ``UndoableAction/redo``.
     public func redo() {
         if let command = UndoCommand.redo.action(of: Action.self), undoLog == nil { return dispatch(command) }
-        changeHistory { $0.redo() }
+        changeHistory(.redo) { $0.redo() }
     }
 
     /// Makes one undo group of the undoable actions applied while `body` runs: a gesture that dispatches several
@@ -135,6 +135,7 @@ extension Store {
     }
 
     private func changeHistory(
+        _ replacement: StateReplacement,
         _ step: @escaping @Sendable (inout UndoHistory<State, Action>) -> UndoHistory<State, Action>.Replay?
     ) {
         guard case .root(let root) = role, let log = root.undo else { return }
@@ -145,6 +146,7 @@ extension Store {
                 // Not an action: a recording would no longer lead to the store's state. It starts again from the
                 // state undo leaves (on a store of `Undoable` state, undo and redo are actions, and recorded).
                 if recorder.isRecording { recorder.start(from: state) }
+                recorder.replaced(replacement, with: state)
                 return ((), core.replace(with: state))
             }
         }

@@ -1,0 +1,72 @@
+import Synchronization
+
+extension Store {
+    /// Calls `tap` with every action the store applies and every whole replacement of its state, each with the
+    /// state it left, in order, until the returned ``StoreTap`` is cancelled or let go: what a debugging tool such
+    /// as StatehouseInspector's `Inspector` watches a store with.
+    ///
+    /// `tap` runs on the store's worker with the state locked, so that it sees exactly the store's sequence of
+    /// states: it must only copy what it is given and queue it (no reading of the store, no waiting). A store
+    /// that is not tapped pays one atomic load per action for this. Tap a root store: a scoped store's actions are
+    /// its parent's.
+    public func tap(_ tap: @escaping @Sendable (StoreEvent<State, Action>) -> Void) -> StoreTap {
+        // Added under the state lock, as actions are applied: the tap's first event follows the state it reads next.
+        let id = core.withLock { _ in recorder.addTap(tap) }
+        // Removed under the state lock too: once `cancel` returns, no call of the tap is under way.
+        return StoreTap { [weak self] in
+            guard let self else { return }
+            core.withLock { _ in recorder.removeTap(id) }
+        }
+    }
+
+    /// Shows `state` as the store's state, for debugging a store that is not persisted: subscribers are told as for
+    /// any change, and actions dispatched afterwards apply to it. The store's taps see a ``StateReplacement/travel``.
+    ///
+    /// - Throws: ``TimeTravelError/persisted`` for a store that writes its state to a storage (the state would be
+    ///   written, and other processes would take it), ``TimeTravelError/notRecording`` for a scoped store.
+    public func jump(to state: State) throws(TimeTravelError) {
+        guard case .root(let root) = role else { throw .notRecording }
+        guard root.persistence == nil else { throw .persisted }
+        replaceState(state)
+    }
+
+    /// Whether the store writes its state to a storage (``jump(to:)`` refuses such a store).
+    public var isPersisted: Bool { persistence != nil }
+
+    /// Every state a fresh store with this store's reducer goes through when it applies `recording`'s actions to its
+    /// initial state, without effects: the initial state first, then the state after each action. The store itself
+    /// does not change.
+    ///
+    /// - Throws: ``TimeTravelError/notRecording`` for a scoped store, which has no reducer of its own.
+    public func states(replaying recording: Recording<State, Action>) throws(TimeTravelError) -> [State] {
+        guard case .root(let root) = role else { throw .notRecording }
+        var state = recording.initialState
+        var states = [state]
+        states.reserveCapacity(recording.actions.count + 1)
+        for recorded in recording.actions {
+            _ = root.reducer(&state, recorded.action)
+            states.append(state)
+        }
+        return states
+    }
+}
+
+/// Keeps a ``Store/tap(_:)`` in place: cancel it, or let it go, to remove the tap.
+public final class StoreTap: Sendable {
+    private let removal: Mutex<(@Sendable () -> Void)?>
+
+    init(removal: @escaping @Sendable () -> Void) {
+        self.removal = Mutex(removal)
+    }
+
+    /// Removes the tap: once this returns, it is not called, nor being called. Not from inside the tap, which runs
+    /// with the store's state locked.
+    public func cancel() {
+        removal.withLock { removal in
+            defer { removal = nil }
+            return removal
+        }?()
+    }
+
+    deinit { cancel() }
+}
