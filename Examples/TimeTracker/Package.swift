@@ -75,6 +75,7 @@ let package = Package(
             name: "TimeTrackerTestSupport",
             dependencies: [
                 "TimeTrackerCore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "_StatehouseTestSupport", package: "Statehouse"),
                 .product(
                     name: "PostgresTestCluster", package: "StatehousePostgres", condition: .when(traits: ["PostgreSQL"])
                 ),

@@ -14,3 +14,17 @@ public func eventually(
     }
     return try condition()
 }
+
+/// ``eventually(timeout:every:_:)`` for a condition that awaits: one that asks a server.
+public func eventuallyAsync(
+    timeout: Duration = .seconds(120),
+    every interval: Duration = .milliseconds(5),
+    _ condition: () async throws -> Bool
+) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: interval)
+    }
+    return try await condition()
+}

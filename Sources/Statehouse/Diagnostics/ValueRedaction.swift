@@ -23,6 +23,11 @@ public struct ValueRedaction<Value>: Sendable {
     /// What a log event shows of `value`; `nil` shows nothing.
     package let describe: @Sendable (Value) -> String?
 
+    /// What the rule shows of `value`; `nil` shows nothing.
+    public func text(for value: Value) -> String? {
+        describe(value)
+    }
+
     /// Shows no value: the default.
     public static var redacted: Self {
         Self { _ in nil }

@@ -15,11 +15,15 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
     @usableFromInline let flag = Atomic<UInt8>(0)
     @usableFromInline static var recordingBit: UInt8 { 1 }
     @usableFromInline static var tappedBit: UInt8 { 2 }
-    /// Where the action being applied came from, kept while someone watches. Only the store's worker, one at a
-    /// time, sets and reads it; locked because the worker may be another thread from one turn to the next.
-    private let source = Locked<ActionSource>(.dispatch)
+    /// Where the action being applied came from, kept while someone watches, as an index into ``sources``: one
+    /// atomic load on every action a tap sees. Only the store's worker, one at a time, sets and reads it; atomic
+    /// because the worker may be another thread from one turn to the next.
+    @usableFromInline let sourceIndex = Atomic<Int>(0)
+    /// The sources seen so far: `dispatch` and `effect`, then each named middleware once.
+    @usableFromInline let sources = Locked<[ActionSource]>([.dispatch, .effect])
     private let session = Locked<Session?>(nil)
-    private let taps = Locked<StoreTaps<State, Action>>(StoreTaps())
+    /// Under the store's state lock (see ``StoreTapList``).
+    @usableFromInline let tapList = StoreTapList<State, Action>()
 
     @usableFromInline init() {}
 
@@ -36,53 +40,68 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
     func applying(from source: ActionSource, _ route: () -> Void) {
         guard isWatched else { return route() }
         let outer = setSource(source)
-        defer { _ = setSource(outer) }
+        defer { sourceIndex.store(outer, ordering: .relaxed) }
         route()
     }
 
+    /// Makes `newSource` the current source; returns the index of the one it replaces.
     @usableFromInline
-    func setSource(_ newSource: ActionSource) -> ActionSource {
-        source.withLock { current in
-            defer { current = newSource }
-            return current
+    func setSource(_ newSource: ActionSource) -> Int {
+        let index: Int = switch newSource {
+        case .dispatch: 0
+        case .effect: 1
+        case .middleware:
+            sources.withLock { sources in
+                if let index = sources.firstIndex(of: newSource) { return index }
+                sources.append(newSource)
+                return sources.count - 1
+            }
         }
+        return sourceIndex.exchange(index, ordering: .relaxed)
+    }
+
+    @inlinable
+    var currentSource: ActionSource {
+        let index = sourceIndex.load(ordering: .relaxed)
+        return index == 0 ? .dispatch : sources.withLock { $0[index] }
     }
 
     /// Notes that the store applied `action`, leaving `state`: records it, and hands it to the taps. Called under
     /// the store's state lock, so that a recording or a tap started meanwhile starts from a state that does or does
-    /// not include the action, and sees it accordingly.
-    @usableFromInline
+    /// not include the action, and sees it accordingly. Inlinable, so that it runs specialized for the store's
+    /// types: unspecialized, making the event alone cost several times a whole `dispatch`.
+    @inlinable
     func applied(_ action: Action, leaving state: State) {
-        let source = source.withLock { $0 }
+        let source = currentSource
         if isRecording { record(action, sentByEffect: source == .effect) }
         if flag.load(ordering: .relaxed) & Self.tappedBit != 0 {
-            tell(StoreEvent(kind: .action(action, source: source), date: Date(), state: state))
+            tell(StoreEvent(kind: .action(action, source: source), date: coarseNow(), state: state))
         }
     }
 
     /// Hands a whole replacement of the state to the taps; called under the store's state lock, as ``applied``.
-    @usableFromInline
+    @inlinable
     func replaced(_ replacement: StateReplacement, with state: State) {
         guard flag.load(ordering: .relaxed) & Self.tappedBit != 0 else { return }
-        tell(StoreEvent(kind: .replaced(replacement), date: Date(), state: state))
+        tell(StoreEvent(kind: .replaced(replacement), date: coarseNow(), state: state))
     }
 
-    private func tell(_ event: StoreEvent<State, Action>) {
-        for tap in taps.withLock({ $0.all }) { tap(event) }
+    /// Called under the store's state lock, which guards the taps.
+    @inlinable
+    func tell(_ event: StoreEvent<State, Action>) {
+        for tap in tapList.taps.all { tap(event) }
     }
 
+    /// Called under the store's state lock, which guards the taps.
     func addTap(_ tap: @escaping StoreTaps<State, Action>.Tap) -> UInt64 {
-        taps.withLock { taps in
-            flag.bitwiseOr(Self.tappedBit, ordering: .relaxed)
-            return taps.add(tap)
-        }
+        flag.bitwiseOr(Self.tappedBit, ordering: .relaxed)
+        return tapList.taps.add(tap)
     }
 
+    /// Called under the store's state lock, which guards the taps.
     func removeTap(_ id: UInt64) {
-        taps.withLock { taps in
-            taps.remove(id)
-            if taps.all.isEmpty { flag.bitwiseAnd(~Self.tappedBit, ordering: .relaxed) }
-        }
+        tapList.taps.remove(id)
+        if tapList.taps.all.isEmpty { flag.bitwiseAnd(~Self.tappedBit, ordering: .relaxed) }
     }
 
     func start(from state: State) {
@@ -104,7 +123,8 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
 
     /// Appends `action`. After time travel, the actions past the shown state are dropped first: the new action
     /// continues from there.
-    private func record(_ action: Action, sentByEffect: Bool) {
+    @usableFromInline
+    func record(_ action: Action, sentByEffect: Bool) {
         session.withLock { session in
             guard var current = session else { return }
             if let travelled = current.travelled {

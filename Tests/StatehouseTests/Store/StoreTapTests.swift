@@ -20,7 +20,7 @@ private enum Seen: Equatable, Sendable {
 
 private func tapped(_ store: Store<Counter, CounterAction>) -> (Recorder<Seen>, StoreTap) {
     let seen = Recorder<Seen>()
-    return (seen, store.tap { seen.append(Seen($0)) })
+    return (seen, store.tap { seen.append(Seen($0)) }.tap)
 }
 
 /// A store's tap sees every action with where it came from and the state it left, and every whole replacement of the
@@ -148,19 +148,20 @@ struct StoreTapTests {
         let done = (0..<threads).map { _ in
             onAThreadOfItsOwn { for _ in 0..<perThread { store.dispatch(.increment) } }
         }
-        var lateTaps: [(Recorder<Seen>, StoreTap)] = []
+        var lateTaps: [(Recorder<Seen>, StoreTap, startedAt: Int)] = []
         for _ in 0..<20 {
-            lateTaps.append(tapped(store))
+            let seen = Recorder<Seen>()
+            let (tap, state) = store.tap { seen.append(Seen($0)) }
+            lateTaps.append((seen, tap, state.count))
             try? await Task.sleep(for: .milliseconds(1))
         }
         for semaphore in done { semaphore.wait() }
         let total = threads * perThread
         #expect(whole.elements.map { if case .action(_, _, let count) = $0 { count } else { -1 } } == Array(1...total))
-        for (seen, tap) in lateTaps {
+        for (seen, tap, startedAt) in lateTaps {
             tap.cancel()
             let counts = seen.elements.map { if case .action(_, _, let count) = $0 { count } else { -1 } }
-            guard let first = counts.first else { continue }
-            #expect(counts == Array(first..<(first + counts.count)))
+            #expect(counts == Array((startedAt + 1)..<(startedAt + 1 + counts.count)))
         }
         wholeTap.cancel()
     }
@@ -169,7 +170,7 @@ struct StoreTapTests {
         let store = makeCounterStore()
         let inside = Locked(false)
         let overlapped = Locked(false)
-        let tap = store.tap { _ in
+        let (tap, _) = store.tap { _ in
             inside.withLock { $0 = true }
             Thread.sleep(forTimeInterval: 0.0001)
             inside.withLock { $0 = false }
@@ -186,12 +187,12 @@ struct StoreTapTests {
         var store: Store<Counter, CounterAction>? = makeCounterStore()
         weak let weakStore = store
         let seen = Recorder<Seen>()
-        var tap: StoreTap? = store!.tap { seen.append(Seen($0)) }
+        var tap: StoreTap? = store!.tap { seen.append(Seen($0)) }.tap
         store!.dispatch(.increment)
         tap = nil
         store!.dispatch(.increment)
         #expect(seen.elements.count == 1)
-        tap = store!.tap { seen.append(Seen($0)) }
+        tap = store!.tap { seen.append(Seen($0)) }.tap
         store = nil
         #expect(weakStore == nil)
         tap?.cancel()

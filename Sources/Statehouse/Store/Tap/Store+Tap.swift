@@ -9,14 +9,19 @@ extension Store {
     /// states: it must only copy what it is given and queue it (no reading of the store, no waiting). A store
     /// that is not tapped pays one atomic load per action for this. Tap a root store: a scoped store's actions are
     /// its parent's.
-    public func tap(_ tap: @escaping @Sendable (StoreEvent<State, Action>) -> Void) -> StoreTap {
-        // Added under the state lock, as actions are applied: the tap's first event follows the state it reads next.
-        let id = core.withLock { _ in recorder.addTap(tap) }
+    ///
+    /// - Returns: What keeps the tap in place, and the state when it was added, which its first event follows.
+    public func tap(
+        _ tap: @escaping @Sendable (StoreEvent<State, Action>) -> Void
+    ) -> (tap: StoreTap, state: State) {
+        // Added under the state lock, as actions are applied: the tap's first event follows the state read with it.
+        let (id, state) = core.withLock { core in (recorder.addTap(tap), core.state) }
         // Removed under the state lock too: once `cancel` returns, no call of the tap is under way.
-        return StoreTap { [weak self] in
+        let removal = StoreTap { [weak self] in
             guard let self else { return }
             core.withLock { _ in recorder.removeTap(id) }
         }
+        return (removal, state)
     }
 
     /// Shows `state` as the store's state, for debugging a store that is not persisted: subscribers are told as for

@@ -16,6 +16,13 @@ public struct StoreEvent<State: Sendable, Action: Sendable>: Sendable {
     public let date: Date
     /// The state right after it.
     public let state: State
+
+    @inlinable
+    init(kind: Kind, date: Date, state: State) {
+        self.kind = kind
+        self.date = date
+        self.state = state
+    }
 }
 
 /// Where an action a store applied came from.

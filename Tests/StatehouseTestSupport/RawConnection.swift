@@ -2,7 +2,7 @@ import Foundation
 
 /// A TCP connection to a server on this machine's loopback, written to byte for byte: what a browser, a slow client or
 /// an attacker sends, half a request included.
-public final class RawConnection {
+public final class RawConnection: Sendable {
     public let socket: Int32
 
     public init(port: Int) throws {

@@ -1,0 +1,86 @@
+import Foundation
+import HTTPTypes
+
+/// Refuses every request the inspector's page did not make, before any route sees it.
+///
+/// The inspector shows a program's state, and moves its stores: any page the user visits can send requests to
+/// `127.0.0.1`, and a DNS-rebinding page can even read the answers. So:
+/// - the `Host` must name this server: a loopback name when it listens on loopback, or a name it was told to allow
+///   (421 otherwise: a rebound name is refused);
+/// - every path starts with the inspector's random token, the page and its script included (401 otherwise): the URL
+///   the inspector prints is the only way in, and nothing of the page loads without it;
+/// - a request that says where it comes from (`Origin`) must come from this server (403 otherwise);
+/// - a request that changes something must be `POST` with a JSON or JSON-lines body, which a page of another origin
+///   cannot send without the browser asking first (415 otherwise), and at most ``maximumBodySize`` (413).
+struct InspectorGuard: Sendable {
+    /// The largest request body: an imported recording.
+    static let maximumBodySize = 8 * 1024 * 1024
+
+    let token: String
+    /// The host names requests may address, lowercased, without port or brackets.
+    let allowedHosts: Set<String>
+
+    init(token: String, listeningHost: String, allowedHosts: [String]) {
+        self.token = token
+        var hosts = Set(allowedHosts.map { Self.hostname(of: $0) })
+        if Self.isLoopback(Self.hostname(of: listeningHost)) { hosts.formUnion(["localhost", "127.0.0.1", "::1"]) }
+        hosts.insert(Self.hostname(of: listeningHost))
+        self.allowedHosts = hosts
+    }
+
+    struct Refusal: Sendable, Equatable {
+        let status: HTTPResponse.Status
+        let message: String
+    }
+
+    /// `nil` lets the request through.
+    func refusal(
+        method: HTTPRequest.Method, path: String, authority: String?, origin: String?, contentType: String?,
+        contentLength: Int?
+    ) -> Refusal? {
+        if let authority, !allowedHosts.contains(Self.hostname(of: authority)) {
+            return Refusal(status: .misdirectedRequest, message: """
+                The inspector does not answer to \(authority): open it by the URL it printed, or start it with \
+                allowedHosts: ["\(Self.hostname(of: authority))"] if that name is this machine's.
+                """)
+        }
+        let firstSegment = path.split(separator: "/", omittingEmptySubsequences: true).first.map(String.init)
+        guard Self.same(firstSegment, token) else {
+            return Refusal(status: .unauthorized, message: "Open the inspector by the URL it printed: it carries its token.")
+        }
+        if let origin, !(authority.map { ["http://\($0)", "https://\($0)"].contains(origin.lowercased()) } ?? false) {
+            return Refusal(status: .forbidden, message: "The inspector answers its own page, not \(origin).")
+        }
+        guard ![.get, .head].contains(method) else { return nil }
+        let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard mediaType == "application/json" || mediaType == "application/x-ndjson" else {
+            return Refusal(status: .unsupportedMediaType, message: "Send application/json or application/x-ndjson.")
+        }
+        if let contentLength, contentLength > Self.maximumBodySize {
+            return Refusal(status: .contentTooLarge, message: "A request body has at most 8 MiB.")
+        }
+        return nil
+    }
+
+    /// Compares in time that does not depend on where the two differ, so that timing does not reveal the token.
+    static func same(_ presented: String?, _ expected: String) -> Bool {
+        guard let presented else { return false }
+        let left = Array(presented.utf8), right = Array(expected.utf8)
+        guard left.count == right.count else { return false }
+        return zip(left, right).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// `host`, `host:port`, `[::1]:port` or `::1`, as a lowercase host name without port or brackets.
+    static func hostname(of authority: String) -> String {
+        let lowered = authority.lowercased()
+        if lowered.hasPrefix("["), let end = lowered.firstIndex(of: "]") {
+            return String(lowered[lowered.index(after: lowered.startIndex)..<end])
+        }
+        if lowered.filter({ $0 == ":" }).count > 1 { return lowered }
+        return String(lowered.split(separator: ":", maxSplits: 1).first ?? "")
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}

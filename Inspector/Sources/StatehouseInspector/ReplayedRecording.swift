@@ -1,0 +1,93 @@
+import Foundation
+import Statehouse
+
+/// An imported recording, replayed by a store's reducer from the state the store had when it was attached: a log of
+/// its own, which the page shows like a store's, but which nothing changes.
+final class ReplayedRecording<State: Sendable, Action: Sendable>: InspectedSource {
+    let name: String
+    private let replayOf: String
+    private let log: StoreLog<State>
+
+    /// - Parameter states: The initial state, then the state after each of `actions`.
+    init(
+        name: String, replayOf: String, actions: [RecordedAction<Action>], states: [State],
+        description: StoreDescription<State, Action>
+    ) {
+        self.name = name
+        self.replayOf = replayOf
+        var trees = states.lazy.map(description.state).makeIterator()
+        var previous = trees.next() ?? .null
+        var log = StoreLog<State>(capacity: max(actions.count, 1), initial: previous)
+        for (index, (recorded, tree)) in zip(actions, IteratorSequence(trees)).enumerated() {
+            let entry = LogEntry(
+                step: index + 1, date: recorded.date, kind: "action", name: description.caseName(recorded.action),
+                source: (recorded.sentByEffect ? ActionSource.effect : .dispatch).description, action: description.action(recorded.action),
+                changes: previous.changes(to: tree), missedBefore: 0
+            )
+            log.append(entry, leading: tree, state: nil)
+            previous = tree
+        }
+        self.log = log
+    }
+
+    var summary: StoreSummary {
+        StoreSummary(
+            name: name, steps: log.lastStep, dropped: 0, canJump: false, jumped: false, canImport: false,
+            replayOf: replayOf
+        )
+    }
+
+    var detail: StoreDetail {
+        StoreDetail(summary: summary, entries: log.entries, state: log.latest)
+    }
+
+    func tree(afterStep step: Int) -> JSONTree? {
+        log.tree(afterStep: step)
+    }
+
+    func entries(after id: UInt64) -> [LogEntry] { [] }
+
+    func jump(toStep step: Int) throws(InspectorError) {
+        throw .refused("\(name) is a replayed recording: there is no store to move.")
+    }
+
+    func resume() throws(InspectorError) {
+        throw .refused("\(name) is a replayed recording: there is no store to move.")
+    }
+
+    func exportedRecording() -> (lines: Data, dropped: Int) {
+        (RecordingLines.encode(log.entries), 0)
+    }
+
+    func replay(_ lines: Data, as name: String) throws(InspectorError) -> any InspectedSource {
+        throw .refused("Import into \(replayOf), the store this recording was replayed by.")
+    }
+
+    func detach() {}
+}
+
+/// A log's actions as a store's JSON-lines recording (`Recording.writeActions(to:)`'s format, which
+/// `Recording(initialState:contentsOf:)` reads): `{"action": …, "date": …}`, with `"sentByEffect": true` for an
+/// action an effect sent. Replacements of the state are not actions and are left out.
+enum RecordingLines {
+    private struct Line: Encodable {
+        let action: JSONTree
+        let date: Date
+        let sentByEffect: Bool?
+    }
+
+    static func encode(_ entries: [LogEntry]) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.dateEncodingStrategy = .iso8601
+        var data = Data()
+        for entry in entries where entry.kind == "action" {
+            guard let action = entry.action,
+                  let line = try? encoder.encode(Line(action: action, date: entry.date, sentByEffect: entry.source == ActionSource.effect.description ? true : nil))
+            else { continue }
+            data.append(line)
+            data.append(UInt8(ascii: "\n"))
+        }
+        return data
+    }
+}

@@ -1,0 +1,85 @@
+// A program with an inspected store and containers, for the inspector's browser and memory tests and to try the
+// page by hand: `swift run --package-path Inspector StatehouseInspectorDemo`, then open the URL it prints.
+//
+// It prints `url URL`, then reads commands, one per line, and answers each with `ok`:
+//   add TITLE · toggle INDEX · password TEXT · theme TEXT · key TEXT · flood COUNT · rss · quit
+import Foundation
+import Statehouse
+import StatehouseInspector
+
+struct Todo: Codable, Sendable, Equatable {
+    var title: String
+    var done = false
+}
+
+struct Account: Codable, Sendable, Equatable {
+    var user = "ada"
+    /// Redacted in the inspector: never on the page.
+    var password = "initial-secret"
+}
+
+struct AppState: Codable, Sendable, Equatable {
+    var todos: [Todo] = []
+    var account = Account()
+    var counter = 0
+}
+
+enum AppAction: Codable, Sendable, Equatable {
+    case add(String)
+    case toggle(Int)
+    case setPassword(String)
+    case count
+}
+
+func reduce(_ state: inout AppState, _ action: AppAction) {
+    switch action {
+    case .add(let title): state.todos.append(Todo(title: title))
+    case .toggle(let index) where state.todos.indices.contains(index): state.todos[index].done.toggle()
+    case .toggle: break
+    case .setPassword(let password): state.account.password = password
+    case .count: state.counter += 1
+    }
+}
+
+/// Writes a line to the standard output at once: the test reading it waits for it.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// The resident set size, in KiB, from /proc.
+func residentKiB() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+}
+
+let capacity = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 10_000
+let store = Store(initialState: AppState(), reducer: reduce)
+let theme = StateContainer("light", key: "theme")
+let apiKey = StateContainer("key-initial", key: "apiKey")
+let inspector = try await Inspector.start(capacity: capacity)
+// `setPassword` is the action's case: its payload is redacted with the state's `password`.
+inspector.attach(store, name: "app", redacting: .fields("password", "setPassword"), allowsJumps: true)
+inspector.attach(theme)
+inspector.attach(apiKey, values: .redacted)
+say("url \(inspector.url.absoluteString)")
+
+while let line = readLine() {
+    let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+    let argument = parts.count > 1 ? parts[1] : ""
+    switch parts.first ?? "" {
+    case "add": store.dispatch(.add(argument))
+    case "toggle": store.dispatch(.toggle(Int(argument) ?? 0))
+    case "password": store.dispatch(.setPassword(argument))
+    case "theme": theme.modify(argument)
+    case "key": apiKey.modify(argument)
+    case "flood": for _ in 0..<(Int(argument) ?? 0) { store.dispatch(.count) }
+    case "rss": say("rss \(residentKiB())")
+    case "quit":
+        await inspector.stop()
+        exit(0)
+    default: say("unknown command: \(line)")
+    }
+    say("ok")
+}
+await inspector.stop()
