@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(name: "StatehousePostgres", path: "../../Postgres"),
+        // `serve --inspect`: the inspector's page on the tracker's store.
+        .package(name: "StatehouseInspector", path: "../../Inspector"),
     ],
     targets: [
         // The database, the rules, the actions and the store: everything but the ways in (CLI, web).
@@ -64,6 +66,7 @@ let package = Package(
                 .product(name: "Statehouse", package: "Statehouse"),
                 // `make-test` writes a test with Recording.testSource.
                 .product(name: "StatehouseTesting", package: "Statehouse"),
+                .product(name: "StatehouseInspector", package: "StatehouseInspector"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -92,6 +92,7 @@ public final class Inspector: Sendable {
     /// trees of their encodings, and each change as the paths it changed.
     ///
     /// - Parameters:
+    ///   - store: A root store (a scoped store's actions are its parent's).
     ///   - name: What the page calls it: 1 to 64 characters of `A-Z a-z 0-9 . _ -`.
     ///   - redacting: The members whose values never reach the page.
     ///   - allowsJumps: Whether the page may move the store to a past state ("jump") and back ("resume"). Taken only

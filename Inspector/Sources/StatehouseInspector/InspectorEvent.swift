@@ -36,7 +36,7 @@ enum InspectorJSON {
         encoder.outputFormatting = .sortedKeys
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
-            try container.encode(date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)))
+            try container.encode(Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date))
         }
         return encoder
     }()

@@ -235,7 +235,7 @@ extension InspectorPage {
           $("diff").replaceChildren(...changes.map((change) => {
             const item = document.createElement("li");
             const path = document.createElement("span");
-            path.textContent = `${change.path}: `;
+            path.textContent = `${change.path}: ${"old" in change ? "" : "added "}`;
             item.append(path);
             if ("old" in change) {
               const old = document.createElement("span");

@@ -27,7 +27,7 @@ struct AppState: Codable, Sendable, Equatable {
 enum AppAction: Codable, Sendable, Equatable {
     case add(String)
     case toggle(Int)
-    case setPassword(String)
+    case setPassword(password: String)
     case count
 }
 
@@ -58,8 +58,9 @@ let store = Store(initialState: AppState(), reducer: reduce)
 let theme = StateContainer("light", key: "theme")
 let apiKey = StateContainer("key-initial", key: "apiKey")
 let inspector = try await Inspector.start(capacity: capacity)
-// `setPassword` is the action's case: its payload is redacted with the state's `password`.
-inspector.attach(store, name: "app", redacting: .fields("password", "setPassword"), allowsJumps: true)
+// The state's `password` and the payload of `setPassword(password:)` share the name: one rule redacts both, and a
+// redacted action is still one of `AppAction`'s, so an export imports again.
+inspector.attach(store, name: "app", redacting: .fields("password"), allowsJumps: true)
 inspector.attach(theme)
 inspector.attach(apiKey, values: .redacted)
 say("url \(inspector.url.absoluteString)")
@@ -70,7 +71,7 @@ while let line = readLine() {
     switch parts.first ?? "" {
     case "add": store.dispatch(.add(argument))
     case "toggle": store.dispatch(.toggle(Int(argument) ?? 0))
-    case "password": store.dispatch(.setPassword(argument))
+    case "password": store.dispatch(.setPassword(password: argument))
     case "theme": theme.modify(argument)
     case "key": apiKey.modify(argument)
     case "flood": for _ in 0..<(Int(argument) ?? 0) { store.dispatch(.count) }

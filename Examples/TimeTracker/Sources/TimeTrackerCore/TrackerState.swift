@@ -1,7 +1,7 @@
 import Foundation
 
 /// Everything a view shows: every project with its elapsed time and running activity, derived from the database.
-public struct TrackerState: Equatable, Sendable {
+public struct TrackerState: Equatable, Sendable, Encodable {
     /// Ordered by name, ignoring case.
     public var projects: [ProjectSummary]
     /// Why the tracker stopped working, for every view to show: the database file was removed or replaced. Once
@@ -38,7 +38,7 @@ public struct TrackerState: Equatable, Sendable {
 }
 
 /// A project as views show it.
-public struct ProjectSummary: Equatable, Sendable, Identifiable {
+public struct ProjectSummary: Equatable, Sendable, Identifiable, Encodable {
     /// The database's id for the project.
     public var id: Int64
     /// The name as the user typed it, trimmed.

@@ -4,6 +4,7 @@ import Hummingbird
 import ServiceLifecycle
 import UnixSignals
 import Statehouse
+import StatehouseInspector
 import TimeTrackerCore
 import TimeTrackerWeb
 
@@ -13,7 +14,9 @@ struct Serve: AsyncParsableCommand {
         discussion: """
             Open the printed address in a browser. Every open page updates live, whoever changes the database. \
             Listening beyond this machine (--host other than a loopback address) needs an access token: give one \
-            with --token or $TIMETRACK_TOKEN, or one is made; the printed link carries it.
+            with --token or $TIMETRACK_TOKEN, or one is made; the printed link carries it. With --inspect, the \
+            Statehouse Inspector shows the tracker's store live (its state, every action and what it changed) at \
+            another address on this machine, which it prints.
             """
     )
 
@@ -30,6 +33,8 @@ struct Serve: AsyncParsableCommand {
     var idleTimeout: Double = 30
     @Option(name: .customLong("max-connections"), help: "The most connections at once (default: what the descriptor limit allows).")
     var maximumConnections: Int?
+    @Flag(help: "Also serve the Statehouse Inspector's page on the tracker's store, on loopback, and print its address.")
+    var inspect = false
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("A port is between 0 and 65535.") }
@@ -71,9 +76,20 @@ struct Serve: AsyncParsableCommand {
         // A page that stopped reading leaves its event stream waiting to write, and a graceful shutdown waits for
         // every stream: past this, the streams are cancelled instead.
         configuration.maximumGracefulShutdownDuration = .seconds(5)
+        let inspector = inspect ? try await Self.inspector(of: tracker) : nil
         try await ServiceGroup(configuration: configuration).run()
+        await inspector?.stop()
         StatehouseLifecycle.flushPendingWrites()
         if tracker.store.state.problem != nil { throw TrackerError.databaseGone(path: tracker.path) }
+    }
+
+    /// The inspector on the tracker's store. It may not move the store: the database is the source of truth, and the
+    /// store only shows it.
+    private static func inspector(of tracker: TimeTracker) async throws -> Inspector {
+        let inspector = try await Inspector.start()
+        inspector.attach(tracker.store, name: "timetrack")
+        StandardOutput.report("the Statehouse Inspector shows the tracker's store at \(inspector.url.absoluteString)\n")
+        return inspector
     }
 
     /// 128 random bits, as letters and digits.
