@@ -57,6 +57,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // The Host and token rules its guard shares with the inspector's.
+                .product(name: "StatehouseInspector", package: "StatehouseInspector"),
             ]
         ),
         .executableTarget(

@@ -5,12 +5,17 @@ import Foundation
 public final class RawConnection: Sendable {
     public let socket: Int32
 
-    public init(port: Int) throws {
+    /// - Parameter receiveBuffer: The socket's receive buffer, in bytes, set before it connects: a small one makes a
+    ///   reader that stops reading fill up after a few kilobytes (a stalled page, a phone gone from the network).
+    public init(port: Int, receiveBuffer: Int32? = nil) throws {
         #if canImport(Glibc)
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
         socket = Darwin.socket(AF_INET, SOCK_STREAM, 0)
         #endif
+        if var receiveBuffer {
+            setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -51,7 +51,7 @@ public final class Inspector: Sendable {
         bufferPerPage: Int = 10_000
     ) async throws -> Inspector {
         guard capacity > 0, bufferPerPage > 0 else { throw InspectorStartError.capacity }
-        guard InspectorGuard.isLoopback(InspectorGuard.hostname(of: host)) || !allowedHosts.isEmpty else {
+        guard HostRules.isLoopback(HostRules.hostname(of: host)) || !allowedHosts.isEmpty else {
             throw InspectorStartError.beyondLoopback(host)
         }
         let token = randomToken()

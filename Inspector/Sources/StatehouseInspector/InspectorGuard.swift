@@ -22,9 +22,9 @@ struct InspectorGuard: Sendable {
 
     init(token: String, listeningHost: String, allowedHosts: [String]) {
         self.token = token
-        var hosts = Set(allowedHosts.map { Self.hostname(of: $0) })
-        if Self.isLoopback(Self.hostname(of: listeningHost)) { hosts.formUnion(["localhost", "127.0.0.1", "::1"]) }
-        hosts.insert(Self.hostname(of: listeningHost))
+        var hosts = Set(allowedHosts.map { HostRules.hostname(of: $0) })
+        if HostRules.isLoopback(HostRules.hostname(of: listeningHost)) { hosts.formUnion(["localhost", "127.0.0.1", "::1"]) }
+        hosts.insert(HostRules.hostname(of: listeningHost))
         self.allowedHosts = hosts
     }
 
@@ -38,14 +38,14 @@ struct InspectorGuard: Sendable {
         method: HTTPRequest.Method, path: String, authority: String?, origin: String?, contentType: String?,
         contentLength: Int?
     ) -> Refusal? {
-        if let authority, !allowedHosts.contains(Self.hostname(of: authority)) {
+        if let authority, !allowedHosts.contains(HostRules.hostname(of: authority)) {
             return Refusal(status: .misdirectedRequest, message: """
                 The inspector does not answer to \(authority): open it by the URL it printed, or start it with \
-                allowedHosts: ["\(Self.hostname(of: authority))"] if that name is this machine's.
+                allowedHosts: ["\(HostRules.hostname(of: authority))"] if that name is this machine's.
                 """)
         }
         let firstSegment = path.split(separator: "/", omittingEmptySubsequences: true).first.map(String.init)
-        guard Self.same(firstSegment, token) else {
+        guard HostRules.tokenMatches(firstSegment, token) else {
             return Refusal(status: .unauthorized, message: "Open the inspector by the URL it printed: it carries its token.")
         }
         if let origin, !(authority.map { ["http://\($0)", "https://\($0)"].contains(origin.lowercased()) } ?? false) {
@@ -60,27 +60,5 @@ struct InspectorGuard: Sendable {
             return Refusal(status: .contentTooLarge, message: "A request body has at most 8 MiB.")
         }
         return nil
-    }
-
-    /// Compares in time that does not depend on where the two differ, so that timing does not reveal the token.
-    static func same(_ presented: String?, _ expected: String) -> Bool {
-        guard let presented else { return false }
-        let left = Array(presented.utf8), right = Array(expected.utf8)
-        guard left.count == right.count else { return false }
-        return zip(left, right).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
-    }
-
-    /// `host`, `host:port`, `[::1]:port` or `::1`, as a lowercase host name without port or brackets.
-    static func hostname(of authority: String) -> String {
-        let lowered = authority.lowercased()
-        if lowered.hasPrefix("["), let end = lowered.firstIndex(of: "]") {
-            return String(lowered[lowered.index(after: lowered.startIndex)..<end])
-        }
-        if lowered.filter({ $0 == ":" }).count > 1 { return lowered }
-        return String(lowered.split(separator: ":", maxSplits: 1).first ?? "")
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }

@@ -47,9 +47,7 @@ struct InspectorFeedTests {
         try await withInspector(capacity: 1_000, bufferPerPage: 100) { inspector async throws in
             let store = Store(initialState: Notes(), reducer: reduceNotes)
             inspector.attach(store, name: "notes")
-            var small: Int32 = 4_096
-            let stalled = try RawConnection(port: inspector.port)
-            setsockopt(stalled.socket, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            let stalled = try RawConnection(port: inspector.port, receiveBuffer: 4_096)
             stalled.send(request(inspector, header: ""))
             #expect(await eventually { inspector.registry.hub.followerCount == 1 })
             // More than the sockets' buffers hold: the page's own buffer fills behind them.

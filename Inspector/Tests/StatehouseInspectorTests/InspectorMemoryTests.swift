@@ -16,9 +16,7 @@ struct InspectorMemoryTests {
             let demo = try DemoProcess(arguments: ["1000"])
             defer { demo.stop() }
             guard let url = URL(string: demo.url), let port = url.port else { throw CocoaError(.fileReadCorruptFile) }
-            let stalled = try RawConnection(port: port)
-            var small: Int32 = 4_096
-            setsockopt(stalled.socket, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+            let stalled = try RawConnection(port: port, receiveBuffer: 4_096)
             stalled.send("GET \(url.path)/api/events?since=0 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
             // Warm up: the ring fills, the page's buffer fills and the page is cut off.
             try demo.command("flood 20000")

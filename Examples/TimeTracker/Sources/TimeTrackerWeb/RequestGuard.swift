@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import StatehouseInspector
 
 /// Refuses the requests the tracker did not invite, before any route sees them, and forbids framing the page.
 ///
@@ -116,28 +117,18 @@ public struct RequestGuard: Sendable {
         return nil
     }
 
-    /// Compares in time that does not depend on where the two differ, so that timing does not reveal the token.
+    /// The inspector's rules (``HostRules``), so that the tracker's page and its inspector refuse the same requests.
     static func same(_ presented: String?, _ expected: String) -> Bool {
-        guard let presented else { return false }
-        let left = Array(presented.utf8), right = Array(expected.utf8)
-        guard left.count == right.count else { return false }
-        return zip(left, right).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        HostRules.tokenMatches(presented, expected)
     }
 
-    /// `host`, `host:port`, `[::1]:port` or `::1`, as a lowercase host name without port or brackets.
     static func hostname(of authority: String) -> String {
-        let lowered = authority.lowercased()
-        if lowered.hasPrefix("["), let end = lowered.firstIndex(of: "]") {
-            return String(lowered[lowered.index(after: lowered.startIndex)..<end])
-        }
-        // More than one colon and no brackets: a bare IPv6 address, which has no port.
-        if lowered.filter({ $0 == ":" }).count > 1 { return lowered }
-        return String(lowered.split(separator: ":", maxSplits: 1).first ?? "")
+        HostRules.hostname(of: authority)
     }
 
     /// Whether `host` (an address or a name, without port) is this machine's loopback, which only this machine reaches.
     public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        HostRules.isLoopback(host)
     }
 }
 
