@@ -27,6 +27,9 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                // Locks on pthread mutexes, which ThreadSanitizer sees (it does not see `Synchronization.Mutex` on
+                // Linux): the package's tests run under it.
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 // A page's feed ends when the inspector stops, instead of holding the stop up.
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -3,8 +3,8 @@
 
 Runs the demo program (a store of to-dos with a redacted password, a container, a redacted container) and opens the
 inspector's page: the state tree shows a value the test set; an action dispatched from the test appears in the log
-with its diff; the filter hides the other actions; travelling to an earlier action shows that state; the store jumps
-there and resumes; an export imported again replays to the same final state; the containers show their values. A
+with its diff; keys such as `__proto__` are data; the filter hides the other actions; travelling to an earlier action shows that state; the store jumps
+there and resumes; an export imported again replays to the same final state; the containers show their values; a page cut off longer than the log holds shows the store's state again. A
 request without the token, with a foreign Host or with a foreign Origin is refused; the redacted password appears
 neither in the page nor in any response. Then `timetrack serve --inspect`: a project another process adds appears in
 the inspector's page with its diff.
@@ -41,8 +41,8 @@ def browser():
 class Demo:
     """The demo program, driven through its standard input."""
 
-    def __init__(self, path):
-        self.process = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    def __init__(self, path, *arguments):
+        self.process = subprocess.Popen([path, *arguments], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = self.process.stdout.readline()
         if not line.startswith("url "):
             sys.exit(f"the demo did not start: {line!r}")
@@ -117,12 +117,21 @@ def test_demo(demo_path, screenshots):
         wait(driver, lambda: "dark" in text(driver, "containers"), "the container's new value")
         assert "‹redacted›" in text(driver, "containers")
 
+        # Keys are data, `__proto__` among them: shown in the tree, never a prototype of the page's objects.
+        demo.command("label __proto__ a 1")
+        demo.command("label __proto__ polluted 2")
+        demo.command("label user new 7")
+        wait(driver, lambda: "polluted" in text(driver, "tree") and "new" in text(driver, "tree"), "the labels")
+        assert "__proto__" in text(driver, "tree"), text(driver, "tree")
+        assert driver.execute_script("return ({}).polluted === undefined && !('new' in {})"), "Object.prototype changed"
+        wait(driver, lambda: len(log_rows(driver)) == 7, "seven actions in the log")
+
         # The filter hides the other actions.
         driver.find_element(By.ID, "filter").send_keys("toggle")
         wait(driver, lambda: [row.split()[2] for row in log_rows(driver)] == ["toggle"], "only the toggle")
         driver.find_element(By.ID, "filter").clear()
         driver.execute_script("document.getElementById('filter').dispatchEvent(new Event('input'))")
-        wait(driver, lambda: len(log_rows(driver)) == 4, "every action again")
+        wait(driver, lambda: len(log_rows(driver)) == 7, "every action again")
 
         # Travel to the first action: the tree shows that state.
         driver.find_element(By.CSS_SELECTOR, '#log li[data-step="1"] button').click()
@@ -187,6 +196,27 @@ def test_demo(demo_path, screenshots):
         demo.stop()
 
 
+def test_gap(demo_path):
+    """A page cut off for longer than the log holds (a log of 5, a page's buffer of 1) loads the store again rather
+    than applying later diffs to a state it no longer has."""
+    demo = Demo(demo_path, "5", "1")
+    driver = browser()
+    try:
+        driver.get(demo.url)
+        wait(driver, lambda: text(driver, "connection") == "live", "the feed to connect")
+        # To-dos appended: a diff the page applies to a state it no longer has leaves holes in the list.
+        for _ in range(6):
+            demo.command("adds 50")
+        server = lambda: json.loads(get(demo.url + "api/stores/app"))["state"]
+        page = lambda: driver.execute_script("return view.latest")
+        wait(driver, lambda: len(server()["todos"]) == 300, "the store's log to catch up")
+        wait(driver, lambda: page() == server(), "the page to show the store's state")
+        print("a page cut off longer than the log holds shows the store's state again")
+    finally:
+        driver.quit()
+        demo.stop()
+
+
 def test_timetrack(timetrack):
     directory = tempfile.mkdtemp()
     database = os.path.join(directory, "tracker.db")
@@ -221,6 +251,7 @@ def main():
     parser.add_argument("--screenshots")
     arguments = parser.parse_args()
     test_demo(arguments.demo, arguments.screenshots)
+    test_gap(arguments.demo)
     test_timetrack(arguments.timetrack)
 
 

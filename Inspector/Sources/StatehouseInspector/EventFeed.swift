@@ -6,7 +6,8 @@ import ServiceLifecycle
 
 /// `GET /TOKEN/api/events`: the inspector's events as server-sent events, each with its id, from the id the page
 /// names (`Last-Event-ID` when the browser reconnects, `?since=` when the page first follows), and a comment line
-/// every few seconds so that a closed page is noticed.
+/// every few seconds so that a closed page is noticed. What it resumes is the stores' logs; containers and the list
+/// of stores the page reads from `api/overview` when the feed opens.
 ///
 /// The page's buffer is bounded (``EventHub``): when it fills, the stream ends after what it holds, and the browser
 /// reconnects with the last id it got and misses nothing the logs still hold.

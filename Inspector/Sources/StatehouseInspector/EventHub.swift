@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Numbers the inspector's events and hands each to every page following them.
 ///
@@ -16,7 +16,7 @@ final class EventHub: Sendable {
 
     /// How many events a page may have waiting before it is cut off.
     let bufferPerPage: Int
-    private let followers = Mutex(Followers())
+    private let followers = NIOLockedValueBox(Followers())
 
     init(bufferPerPage: Int) {
         self.bufferPerPage = bufferPerPage
@@ -25,7 +25,7 @@ final class EventHub: Sendable {
     /// Numbers the event `make` returns, given its id, and sends it to every page; under the hub's lock, so that
     /// `make` appends it to its log in id order.
     func publish(_ make: (UInt64) -> InspectorEvent?) {
-        followers.withLock { followers in
+        followers.withLockedValue { followers in
             guard let event = make(followers.lastID + 1) else { return }
             followers.lastID += 1
             for (key, continuation) in followers.continuations {
@@ -40,7 +40,7 @@ final class EventHub: Sendable {
     /// Reads, under the hub's lock, what a page loads before it follows: `read` gets the last id published, which
     /// the page then follows from.
     func snapshot<Result>(_ read: (UInt64) -> Result) -> Result {
-        followers.withLock { read($0.lastID) }
+        followers.withLockedValue { read($0.lastID) }
     }
 
     /// The events after `id`, as `backlog` reads them from the logs, then every event published from now on; what
@@ -52,7 +52,7 @@ final class EventHub: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(
             of: FeedItem.self, bufferingPolicy: .bufferingOldest(bufferPerPage)
         )
-        let key = followers.withLock { followers -> Int? in
+        let key = followers.withLockedValue { followers -> Int? in
             for (id, event) in backlog(id) {
                 // A backlog larger than the buffer: the page gets what fits, and resumes from there.
                 guard case .enqueued = continuation.yield(.event(id, event)) else {
@@ -67,7 +67,7 @@ final class EventHub: Sendable {
         let end: @Sendable () -> Void = { [weak self] in
             continuation.finish()
             guard let key else { return }
-            _ = self?.followers.withLock { $0.continuations.removeValue(forKey: key) }
+            _ = self?.followers.withLockedValue { $0.continuations.removeValue(forKey: key) }
         }
         // A heartbeat that finds the buffer full finds a page that stopped reading: it is cut off.
         let heartbeat: @Sendable () -> Void = {
@@ -78,7 +78,7 @@ final class EventHub: Sendable {
 
     /// How many pages follow now.
     var followerCount: Int {
-        followers.withLock { $0.continuations.count }
+        followers.withLockedValue { $0.continuations.count }
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
 import Statehouse
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A container as the page shows it.
 struct ContainerSnapshot: Sendable, Encodable {
@@ -23,9 +23,9 @@ struct ContainerSnapshot: Sendable, Encodable {
 /// container is held weakly, so attaching it does not keep it alive.
 final class InspectedContainer: Sendable {
     let key: String
-    private let latest: Mutex<ContainerSnapshot>
+    private let latest: NIOLockedValueBox<ContainerSnapshot>
     /// Set once, at the end of `init`: the task needs `self`.
-    private let worker = Mutex<Task<Void, Never>?>(nil)
+    private let worker = NIOLockedValueBox<Task<Void, Never>?>(nil)
     private let token: SubscriptionToken
 
     init<Value: Sendable>(_ container: StateContainer<Value>, values: ValueRedaction<Value>, hub: EventHub) {
@@ -45,14 +45,14 @@ final class InspectedContainer: Sendable {
                 lastChange: changed, fromStorage: activity.lastChangeCameFromStorage, exists: true
             )
         }
-        latest = Mutex(read(container, nil))
-        worker.withLock { worker in
+        latest = NIOLockedValueBox(read(container, nil))
+        worker.withLockedValue { worker in
             worker = Task.detached { [weak self, weak container] in
                 for await _ in wakes {
                     guard let self else { return }
                     let snapshot = read(container, Date())
                     hub.publish { _ in
-                        latest.withLock { $0 = snapshot }
+                        latest.withLockedValue { $0 = snapshot }
                         return .container(snapshot)
                     }
                     if !snapshot.exists { return }
@@ -66,11 +66,11 @@ final class InspectedContainer: Sendable {
     }
 
     var snapshot: ContainerSnapshot {
-        latest.withLock { $0 }
+        latest.withLockedValue { $0 }
     }
 
     func detach() {
         token.cancel()
-        worker.withLock { $0?.cancel() }
+        worker.withLockedValue { $0?.cancel() }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Statehouse
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// One attached store: its tap feeds an ``Intake``; a task of its own turns what arrives into log entries (trees,
@@ -15,13 +16,15 @@ final class InspectedStore<State: Sendable, Action: Sendable>: InspectedSource {
     private let canJump: Bool
     /// The state when the store was attached: what an imported recording is replayed from.
     private let attachedState: State
-    private let log: Mutex<StoreLog<State>>
+    private let log: NIOLockedValueBox<StoreLog<State>>
     /// The state the store had before the page first jumped, which ``resume()`` puts back.
-    private let live = Mutex<State?>(nil)
+    private let live = NIOLockedValueBox<State?>(nil)
     private let intake: Intake<StoreEvent<State, Action>>
     private let storeTap: StoreTap
-    /// Set once, at the end of `init`: the task needs `self`.
-    private let worker = Mutex<Task<Void, Never>?>(nil)
+    private let capacity: Int
+    /// Set by ``detach()`` under the hub's lock, and read under it before each publication: once `detach` returns,
+    /// nothing more is published under this store's name, though the worker may be finishing a batch.
+    private let detached = Atomic<Bool>(false)
 
     /// - Parameters:
     ///   - intake: What `storeTap`, already in place, appends to.
@@ -38,29 +41,42 @@ final class InspectedStore<State: Sendable, Action: Sendable>: InspectedSource {
         canJump = allowsJumps && !store.isPersisted
         self.intake = intake
         self.storeTap = storeTap
+        self.capacity = capacity
         attachedState = state
-        log = Mutex(StoreLog<State>(capacity: capacity, initial: description.state(state)))
-        let wakes = intake.wakes
-        worker.withLock { worker in
-            worker = Task.detached { [weak self] in
-                var woken = wakes.makeAsyncIterator()
-                while let self {
-                    logPending()
-                    if intake.prepareToSleep(), await woken.next() == nil { return }
-                }
+        log = NIOLockedValueBox(StoreLog<State>(capacity: capacity, initial: description.state(state)))
+        // A thread of its own, not a task: encoding a large state can take long, and a task doing it would hold
+        // one of the few threads of Swift's cooperative pool, which the app's own tasks (and the page's requests)
+        // need.
+        let worker = Thread { [weak self, intake] in
+            while true {
+                // `self` is held only while there is work, so that a store let go is not kept by its worker.
+                guard let worked = self?.logPending() else { return }
+                if !worked, !intake.waitForMore() { return }
             }
         }
+        worker.name = "Inspector: \(name)"
+        worker.start()
     }
 
-    /// Turns what the intake holds into log entries, and publishes them.
-    private func logPending() {
-        var previous = log.withLock { $0.latest }
-        for (event, missed) in intake.takeAll() {
+    deinit {
+        intake.close()
+    }
+
+    /// Turns what the intake holds into log entries, and publishes them; once it is empty, the last event dropped,
+    /// if no event followed it. Returns whether there was anything.
+    private func logPending() -> Bool {
+        var pending = intake.takeAll()
+        if pending.isEmpty, let last = intake.takeLastDropped() { pending = [last] }
+        var previous = log.withLockedValue { $0.latest }
+        for (event, missed) in pending {
+            // Detached: what is left of the batch is not wanted (nor published: see below).
+            if detached.load(ordering: .relaxed) { break }
             let tree = description.state(event.state)
             let changes = previous.changes(to: tree)
             previous = tree
             hub.publish { id in
-                log.withLock { log in
+                guard !detached.load(ordering: .relaxed) else { return nil }
+                return log.withLockedValue { log in
                     let entry = Self.entry(
                         for: event, id: id, step: log.lastStep + 1, changes: changes,
                         missedBefore: missed, description: description
@@ -70,6 +86,7 @@ final class InspectedStore<State: Sendable, Action: Sendable>: InspectedSource {
                 }
             }
         }
+        return !pending.isEmpty
     }
 
     private static func entry(
@@ -92,26 +109,26 @@ final class InspectedStore<State: Sendable, Action: Sendable>: InspectedSource {
     }
 
     var summary: StoreSummary {
-        log.withLock { summary(of: $0) }
+        log.withLockedValue { summary(of: $0) }
     }
 
     private func summary(of log: StoreLog<State>) -> StoreSummary {
         StoreSummary(
             name: name, steps: log.lastStep, dropped: log.droppedSteps, canJump: canJump,
-            jumped: live.withLock { $0 != nil }, canImport: description.recordedActions != nil, replayOf: nil
+            jumped: live.withLockedValue { $0 != nil }, canImport: description.recordedActions != nil, replayOf: nil
         )
     }
 
     var detail: StoreDetail {
-        log.withLock { log in StoreDetail(summary: summary(of: log), entries: log.entries, state: log.latest) }
+        log.withLockedValue { log in StoreDetail(summary: summary(of: log), entries: log.entries, state: log.latest) }
     }
 
     func tree(afterStep step: Int) -> JSONTree? {
-        log.withLock { $0.tree(afterStep: step) }
+        log.withLockedValue { $0.tree(afterStep: step) }
     }
 
     func entries(after id: UInt64) -> [LogEntry] {
-        log.withLock { $0.entries(after: id) }
+        log.withLockedValue { $0.entries(after: id) }
     }
 
     func jump(toStep step: Int) throws(InspectorError) {
@@ -119,9 +136,9 @@ final class InspectedStore<State: Sendable, Action: Sendable>: InspectedSource {
             throw .refused("\(name) does not allow jumps: attach it with allowsJumps: true, and it must not be persisted.")
         }
         guard let store else { throw .notFound("\(name) no longer exists.") }
-        let past = log.withLock { log in step == 0 && log.firstStep == 1 ? attachedState : log.state(afterStep: step) }
+        let past = log.withLockedValue { log in step == 0 && log.firstStep == 1 ? attachedState : log.state(afterStep: step) }
         guard let past else { throw .notFound("The log of \(name) no longer holds step \(step).") }
-        live.withLock { live in
+        live.withLockedValue { live in
             if live == nil { live = store.state }
         }
         do {
@@ -133,7 +150,7 @@ final class InspectedStore<State: Sendable, Action: Sendable>: InspectedSource {
 
     func resume() throws(InspectorError) {
         guard let store else { throw .notFound("\(name) no longer exists.") }
-        guard let live = live.withLock({ $0.take() }) else { throw .refused("\(name) shows its live state already.") }
+        guard let live = live.withLockedValue({ $0.take() }) else { throw .refused("\(name) shows its live state already.") }
         do {
             try store.jump(to: live)
         } catch {
@@ -142,7 +159,7 @@ final class InspectedStore<State: Sendable, Action: Sendable>: InspectedSource {
     }
 
     func exportedRecording() -> (lines: Data, dropped: Int) {
-        let (entries, dropped) = log.withLock { ($0.entries, $0.droppedSteps) }
+        let (entries, dropped) = log.withLockedValue { ($0.entries, $0.droppedSteps) }
         return (RecordingLines.encode(entries), dropped)
     }
 
@@ -152,20 +169,19 @@ final class InspectedStore<State: Sendable, Action: Sendable>: InspectedSource {
         }
         guard let store else { throw .notFound("\(name) no longer exists.") }
         let actions = try read(lines)
-        let states: [State]
         do {
-            states = try store.states(replaying: Recording(initialState: attachedState, actions: actions))
+            return try ReplayedRecording(
+                name: replayName, replayOf: name, store: store, initialState: attachedState, actions: actions,
+                capacity: capacity, description: description
+            )
         } catch {
             throw .refused(error.description)
         }
-        return ReplayedRecording(
-            name: replayName, replayOf: name, actions: actions, states: states, description: description
-        )
     }
 
     func detach() {
+        hub.snapshot { _ in detached.store(true, ordering: .relaxed) }
         storeTap.cancel()
         intake.close()
-        worker.withLock { $0?.cancel() }
     }
 }

@@ -38,7 +38,10 @@ struct InspectorGuard: Sendable {
         method: HTTPRequest.Method, path: String, authority: String?, origin: String?, contentType: String?,
         contentLength: Int?
     ) -> Refusal? {
-        if let authority, !allowedHosts.contains(HostRules.hostname(of: authority)) {
+        guard let authority else {
+            return Refusal(status: .badRequest, message: "A request names the host it is for (Host).")
+        }
+        if !allowedHosts.contains(HostRules.hostname(of: authority)) {
             return Refusal(status: .misdirectedRequest, message: """
                 The inspector does not answer to \(authority): open it by the URL it printed, or start it with \
                 allowedHosts: ["\(HostRules.hostname(of: authority))"] if that name is this machine's.
@@ -48,7 +51,8 @@ struct InspectorGuard: Sendable {
         guard HostRules.tokenMatches(firstSegment, token) else {
             return Refusal(status: .unauthorized, message: "Open the inspector by the URL it printed: it carries its token.")
         }
-        if let origin, !(authority.map { ["http://\($0)", "https://\($0)"].contains(origin.lowercased()) } ?? false) {
+        let ownOrigins = ["http://", "https://"].map { $0 + authority.lowercased() }
+        if let origin, !ownOrigins.contains(origin.lowercased()) {
             return Refusal(status: .forbidden, message: "The inspector answers its own page, not \(origin).")
         }
         guard ![.get, .head].contains(method) else { return nil }

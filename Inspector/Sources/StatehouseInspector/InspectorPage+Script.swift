@@ -6,7 +6,7 @@ extension InspectorPage {
         const $ = (id) => document.getElementById(id);
         const view = {
           stores: [], containers: new Map(), selected: null, entries: [], latest: null, lastEntryID: 0,
-          step: null, paused: false, held: [], feed: null, sinceID: 0,
+          step: null, paused: false, held: [], feed: null, loadedStep: 0,
         };
         const MAX_ROWS = 2000;
 
@@ -41,6 +41,7 @@ extension InspectorPage {
           if (view.selected !== name) return;
           view.entries = detail.entries;
           view.latest = detail.state;
+          view.loadedStep = detail.summary.steps;
           view.lastEntryID = detail.lastEventID;
           view.step = null;
           view.held = [];
@@ -78,7 +79,11 @@ extension InspectorPage {
 
         function follow(since) {
           view.feed = new EventSource(`api/events?since=${since}`);
-          view.feed.onopen = () => { $("connection").textContent = "live"; };
+          view.feed.onopen = () => {
+            $("connection").textContent = "live";
+            // The feed resumes the logs, not the containers (nor stores attached meanwhile): read those again.
+            loadOverview().catch((error) => say(error.message));
+          };
           view.feed.onerror = () => { $("connection").textContent = "reconnecting…"; };
           view.feed.addEventListener("entry", (event) => received(JSON.parse(event.data)));
           view.feed.addEventListener("container", (event) => {
@@ -95,6 +100,13 @@ extension InspectorPage {
           if (store !== view.selected) { drawStores(); return; }
           if (entry.id <= view.lastEntryID) return;
           view.lastEntryID = entry.id;
+          // Steps follow one another: a gap means the log let go of entries this page never got (it was cut off
+          // longer than the log holds), and the state here is no longer the store's. Load it again.
+          const last = view.held.length ? view.held[view.held.length - 1] : view.entries[view.entries.length - 1];
+          if (entry.step !== (last ? last.step : view.loadedStep) + 1) {
+            select(store).catch((error) => say(error.message));
+            return;
+          }
           if (view.paused) { view.held.push(entry); $("pause").textContent = `Continue (${view.held.length})`; return; }
           take(entry);
           scheduleDraw();
@@ -118,20 +130,28 @@ extension InspectorPage {
           });
         }
 
+        // A state's keys are the app's: `__proto__` or `constructor` among them are data. So members are read only
+        // when they are the object's own, and written by definition, never by assignment (which would run the
+        // `__proto__` setter and change the object's prototype, or Object.prototype itself).
+        const own = (object, key) => (Object.prototype.hasOwnProperty.call(object, key) ? object[key] : undefined);
+        const put = (object, key, value) =>
+          Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+
         function applyChanges(tree, changes) {
           let result = structuredClone(tree);
           for (const change of changes) {
             if (change.steps.length === 0) { result = "new" in change ? change.new : null; continue; }
             let parent = result;
             for (const step of change.steps.slice(0, -1)) {
-              if (parent[step] === undefined || parent[step] === null) parent[step] = {};
-              parent = parent[step];
+              let child = own(parent, step);
+              if (child === undefined || child === null) { child = {}; put(parent, step, child); }
+              parent = child;
             }
             const last = change.steps[change.steps.length - 1];
             if (!("new" in change)) {
               if (Array.isArray(parent)) parent.splice(last, 1); else delete parent[last];
             } else {
-              parent[last] = change.new;
+              put(parent, last, change.new);
             }
           }
           return result;

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -16,7 +17,7 @@ import NIOFoundationCompat
 /// Refusals are `{"error": "…"}` with a 4xx status.
 enum InspectorRoutes {
     static func router(registry: InspectorRegistry, guard requestGuard: InspectorGuard) -> Router<BasicRequestContext> {
-        let router = Router()
+        let router = Router(options: .autoGenerateHeadEndpoints)
         router.add(middleware: InspectorGuardMiddleware(requestGuard: requestGuard))
         let root = router.group(RouterPath(requestGuard.token))
         root.get { _, _ in InspectorPage.html }
@@ -63,11 +64,14 @@ enum InspectorRoutes {
         }
         stores.post(":name/import") { request, context in
             let source = try source(context, registry)
-            let lines = try await request.body.collect(upTo: InspectorGuard.maximumBodySize)
-            let replay = try run { () throws(InspectorError) in
-                try source.replay(Data(buffer: lines), as: "\(source.name).replay")
+            let lines = Data(buffer: try await request.body.collect(upTo: InspectorGuard.maximumBodySize))
+            // Replaying runs the app's reducer over the whole recording: on a thread of its own, not one of the few
+            // that serve every request.
+            let replay = try await offThePool { () throws(InspectorError) in
+                let replay = try source.replay(lines, as: "\(source.name).replay")
+                try registry.addReplay(replay)
+                return replay
             }
-            registry.add(replay)
             return try json(replay.summary, status: .created)
         }
         return router
@@ -94,6 +98,18 @@ enum InspectorRoutes {
         } catch {
             throw failure(error)
         }
+    }
+
+    /// Runs `body` on a dispatch thread, outside Swift's cooperative pool.
+    private static func offThePool<Result: Sendable>(
+        _ body: @escaping @Sendable () throws(InspectorError) -> Result
+    ) async throws -> Result {
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Swift.Result<Result, InspectorError>, Never>) in
+            DispatchQueue.global().async {
+                continuation.resume(returning: Swift.Result { () throws(InspectorError) in try body() })
+            }
+        }
+        return try run { () throws(InspectorError) in try outcome.get() }
     }
 
     static func failure(_ error: InspectorError) -> HTTPError {

@@ -1,3 +1,5 @@
+import Dispatch
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// What a store's tap hands the inspector, waiting to be encoded and diffed off the store's path: a ring of fixed
@@ -8,8 +10,10 @@ import Synchronization
 /// - The consumer is the inspector's worker task, one per store.
 ///
 /// When the worker is `capacity` events behind, new events are dropped and counted, and the next event kept carries
-/// the count: a store far faster than encoding costs neither memory nor a wait. The worker is woken only when it
-/// said it would sleep, so a busy worker is never woken per action.
+/// the count: a store far faster than encoding costs neither memory nor a wait. The last event dropped is kept aside
+/// until another is kept, so that a burst that ends while the ring is full still ends on its last state
+/// (``takeLastDropped()``). The worker is woken only when it said it would sleep, so a busy worker is never woken
+/// per action.
 // @unchecked because of `slots`, raw memory: a slot in [tail, head) belongs to the consumer, any other to the
 // producer, and each side publishes a slot's hand-over with a release store of its index that the other side reads
 // with an acquire load.
@@ -21,14 +25,16 @@ final class Intake<Element: Sendable>: @unchecked Sendable {
     @usableFromInline let head = Atomic<Int>(0)
     /// The next slot the consumer reads; only the consumer moves it.
     @usableFromInline let tail = Atomic<Int>(0)
-    /// Events dropped since the last one kept; the producer's alone, so loaded and stored without a read-modify-write
-    /// (atomic only to be shared with its next call, which may be on another thread).
-    @usableFromInline let dropped = Atomic<Int>(0)
+    /// Whether events were dropped since the last one kept: the producer's fast path reads only this.
+    @usableFromInline let hasDropped = Atomic<Bool>(false)
+    /// The last event dropped, and how many were dropped before it; and how many in all since the last one kept.
+    /// Locked: the consumer takes it when the ring is empty, while the producer may be dropping or keeping.
+    @usableFromInline let dropped = NIOLockedValueBox<(last: (element: Element, missedBefore: Int)?, count: Int)>((nil, 0))
     /// Set by the consumer before it waits: the producer then wakes it.
     @usableFromInline let sleeping = Atomic<Bool>(false)
-    @usableFromInline let wake: AsyncStream<Void>.Continuation
-    /// Yields when the producer woke the consumer; ends when the intake is closed.
-    let wakes: AsyncStream<Void>
+    /// What the consumer sleeps on; the producer signals it once per sleep, ``close()`` once more.
+    @usableFromInline let wake = DispatchSemaphore(value: 0)
+    private let closed = Atomic<Bool>(false)
 
     @usableFromInline
     init(capacity: Int) {
@@ -36,7 +42,6 @@ final class Intake<Element: Sendable>: @unchecked Sendable {
         self.capacity = capacity
         slots = .allocate(capacity: capacity)
         slots.initialize(repeating: nil, count: capacity)
-        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     deinit {
@@ -49,18 +54,53 @@ final class Intake<Element: Sendable>: @unchecked Sendable {
     @inlinable
     func append(_ element: Element) {
         let next = head.load(ordering: .relaxed)
-        guard next - tail.load(ordering: .acquiring) < capacity else {
-            dropped.store(dropped.load(ordering: .relaxed) + 1, ordering: .relaxed)
-            return
-        }
-        let missed = dropped.load(ordering: .relaxed)
-        if missed > 0 { dropped.store(0, ordering: .relaxed) }
+        guard next - tail.load(ordering: .acquiring) < capacity else { return drop(element) }
+        var missed = 0
+        if hasDropped.load(ordering: .relaxed) { missed = takeDropCount() }
         slots[next % capacity] = (element, missed)
         // Sequentially consistent, with the load of `sleeping` after it, against the consumer's store of `sleeping`
         // and load of `head`: one of the two sides sees the other's write, so no wake is lost.
         head.store(next + 1, ordering: .sequentiallyConsistent)
         if sleeping.load(ordering: .sequentiallyConsistent), sleeping.exchange(false, ordering: .relaxed) {
-            wake.yield()
+            wake.signal()
+        }
+    }
+
+    @usableFromInline
+    func drop(_ element: Element) {
+        let replaced = dropped.withLockedValue { dropped in
+            defer { dropped = ((element, dropped.count), dropped.count + 1) }
+            return dropped.last
+        }
+        hasDropped.store(true, ordering: .relaxed)
+        // Let go here, outside the lock: a state's last reference may run code of the app's.
+        withExtendedLifetime(replaced) {}
+    }
+
+    /// The drops the event being kept follows; the last one dropped is then not needed.
+    @usableFromInline
+    func takeDropCount() -> Int {
+        let (count, replaced) = dropped.withLockedValue { dropped in
+            defer { dropped = (nil, 0) }
+            return (dropped.count, dropped.last)
+        }
+        hasDropped.store(false, ordering: .relaxed)
+        withExtendedLifetime(replaced) {}
+        return count
+    }
+
+    /// The consumer's side, once the ring is empty: the last event dropped, if no event was kept after it, with how
+    /// many were dropped before it.
+    func takeLastDropped() -> (element: Element, missedBefore: Int)? {
+        dropped.withLockedValue { dropped in
+            // Under the lock that a producer keeping an event takes first when there were drops: an event kept after
+            // this one is in the ring already (then this one is not needed), or follows it.
+            guard head.load(ordering: .acquiring) == tail.load(ordering: .relaxed), let last = dropped.last else {
+                return nil
+            }
+            dropped = (nil, 0)
+            hasDropped.store(false, ordering: .relaxed)
+            return last
         }
     }
 
@@ -77,19 +117,22 @@ final class Intake<Element: Sendable>: @unchecked Sendable {
         return taken
     }
 
-    /// The consumer's side, before it waits on ``wakes``: `false` if something arrived meanwhile, and it should take
-    /// that instead of waiting.
-    func prepareToSleep() -> Bool {
+    /// The consumer's side, once it found nothing to take: waits until the producer appends, unless something
+    /// arrived meanwhile. Returns `false` once the intake is closed.
+    func waitForMore() -> Bool {
         sleeping.store(true, ordering: .sequentiallyConsistent)
-        guard head.load(ordering: .sequentiallyConsistent) == tail.load(ordering: .relaxed) else {
-            sleeping.store(false, ordering: .relaxed)
-            return false
+        if head.load(ordering: .sequentiallyConsistent) == tail.load(ordering: .relaxed), !closed.load(ordering: .acquiring) {
+            wake.wait()
         }
-        return true
+        // Whoever woke it, nobody need wake it again; a producer that saw it asleep but has not signalled yet
+        // leaves one signal, which only makes the next wait return at once.
+        sleeping.store(false, ordering: .relaxed)
+        return !closed.load(ordering: .acquiring)
     }
 
-    /// Ends ``wakes``: the worker stops.
+    /// Stops the consumer: ``waitForMore()`` returns `false`.
     func close() {
-        wake.finish()
+        closed.store(true, ordering: .releasing)
+        wake.signal()
     }
 }

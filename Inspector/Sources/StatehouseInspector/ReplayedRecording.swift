@@ -8,31 +8,43 @@ final class ReplayedRecording<State: Sendable, Action: Sendable>: InspectedSourc
     private let replayOf: String
     private let log: StoreLog<State>
 
-    /// - Parameter states: The initial state, then the state after each of `actions`.
+    /// Replays `actions` with `store`'s reducer from `initialState`. Only the last `capacity` steps are kept, as in a
+    /// store's log: the states before them are reduced, not encoded, so that a long recording costs the encoding of
+    /// `capacity` states, not of all of them.
     init(
-        name: String, replayOf: String, actions: [RecordedAction<Action>], states: [State],
-        description: StoreDescription<State, Action>
-    ) {
+        name: String, replayOf: String, store: Store<State, Action>, initialState: State,
+        actions: [RecordedAction<Action>], capacity: Int, description: StoreDescription<State, Action>
+    ) throws(TimeTravelError) {
         self.name = name
         self.replayOf = replayOf
-        var trees = states.lazy.map(description.state).makeIterator()
-        var previous = trees.next() ?? .null
-        var log = StoreLog<State>(capacity: max(actions.count, 1), initial: previous)
-        for (index, (recorded, tree)) in zip(actions, IteratorSequence(trees)).enumerated() {
-            let entry = LogEntry(
-                step: index + 1, date: recorded.date, kind: "action", name: description.caseName(recorded.action),
-                source: (recorded.sentByEffect ? ActionSource.effect : .dispatch).description, action: description.action(recorded.action),
-                changes: previous.changes(to: tree), missedBefore: 0
+        let firstKept = max(actions.count - capacity, 0)
+        var log: StoreLog<State>?
+        var previous = JSONTree.null
+        try store.forEachState(replaying: Recording(initialState: initialState, actions: actions)) { step, state in
+            guard step >= firstKept else { return }
+            let tree = description.state(state)
+            defer { previous = tree }
+            guard var kept = log else {
+                log = StoreLog(capacity: max(capacity, 1), initial: tree, after: step)
+                return
+            }
+            let recorded = actions[step - 1]
+            kept.append(
+                LogEntry(
+                    step: step, date: recorded.date, kind: "action", name: description.caseName(recorded.action),
+                    source: (recorded.sentByEffect ? ActionSource.effect : .dispatch).description,
+                    action: description.action(recorded.action), changes: previous.changes(to: tree), missedBefore: 0
+                ),
+                leading: tree, state: nil
             )
-            log.append(entry, leading: tree, state: nil)
-            previous = tree
+            log = kept
         }
-        self.log = log
+        self.log = log ?? StoreLog(capacity: 1, initial: description.state(initialState))
     }
 
     var summary: StoreSummary {
         StoreSummary(
-            name: name, steps: log.lastStep, dropped: 0, canJump: false, jumped: false, canImport: false,
+            name: name, steps: log.lastStep, dropped: log.droppedSteps, canJump: false, jumped: false, canImport: false,
             replayOf: replayOf
         )
     }

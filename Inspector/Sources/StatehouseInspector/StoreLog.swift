@@ -15,10 +15,12 @@ struct StoreLog<State: Sendable>: Sendable {
     private(set) var latest: JSONTree
     private(set) var lastStep = 0
 
-    init(capacity: Int, initial: JSONTree) {
+    /// - Parameter step: The step `initial` is the state after: the log's first entry is the next one.
+    init(capacity: Int, initial: JSONTree, after step: Int = 0) {
         held = Ring(capacity: capacity)
         base = initial
         latest = initial
+        lastStep = step
     }
 
     var entries: [LogEntry] { held.elements.map(\.entry) }

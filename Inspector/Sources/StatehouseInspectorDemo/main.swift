@@ -2,7 +2,9 @@
 // page by hand: `swift run --package-path Inspector StatehouseInspectorDemo`, then open the URL it prints.
 //
 // It prints `url URL`, then reads commands, one per line, and answers each with `ok`:
-//   add TITLE · toggle INDEX · password TEXT · theme TEXT · key TEXT · flood COUNT · rss · quit
+//   add TITLE · toggle INDEX · password TEXT · label GROUP NAME VALUE · theme TEXT · key TEXT · flood COUNT (counts) ·
+//   adds COUNT (to-dos) · rss · quit
+// Its arguments, both optional: the log's capacity, and a page's buffer (in events).
 import Foundation
 import Statehouse
 import StatehouseInspector
@@ -22,6 +24,8 @@ struct AppState: Codable, Sendable, Equatable {
     var todos: [Todo] = []
     var account = Account()
     var counter = 0
+    /// Keys the app does not choose (`__proto__` among them): the page shows them as data.
+    var labels: [String: [String: Int]] = [:]
 }
 
 enum AppAction: Codable, Sendable, Equatable {
@@ -29,6 +33,7 @@ enum AppAction: Codable, Sendable, Equatable {
     case toggle(Int)
     case setPassword(password: String)
     case count
+    case label(group: String, name: String, value: Int)
 }
 
 func reduce(_ state: inout AppState, _ action: AppAction) {
@@ -38,6 +43,7 @@ func reduce(_ state: inout AppState, _ action: AppAction) {
     case .toggle: break
     case .setPassword(let password): state.account.password = password
     case .count: state.counter += 1
+    case .label(let group, let name, let value): state.labels[group, default: [:]][name] = value
     }
 }
 
@@ -53,11 +59,13 @@ func residentKiB() -> Int {
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
 }
 
-let capacity = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 10_000
+let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
+let capacity = arguments.first ?? 10_000
+let bufferPerPage = arguments.dropFirst().first ?? 10_000
 let store = Store(initialState: AppState(), reducer: reduce)
 let theme = StateContainer("light", key: "theme")
 let apiKey = StateContainer("key-initial", key: "apiKey")
-let inspector = try await Inspector.start(capacity: capacity)
+let inspector = try await Inspector.start(capacity: capacity, bufferPerPage: bufferPerPage)
 // The state's `password` and the payload of `setPassword(password:)` share the name: one rule redacts both, and a
 // redacted action is still one of `AppAction`'s, so an export imports again.
 inspector.attach(store, name: "app", redacting: .fields("password"), allowsJumps: true)
@@ -72,9 +80,13 @@ while let line = readLine() {
     case "add": store.dispatch(.add(argument))
     case "toggle": store.dispatch(.toggle(Int(argument) ?? 0))
     case "password": store.dispatch(.setPassword(password: argument))
+    case "label":
+        let words = argument.split(separator: " ").map(String.init)
+        if words.count == 3 { store.dispatch(.label(group: words[0], name: words[1], value: Int(words[2]) ?? 0)) }
     case "theme": theme.modify(argument)
     case "key": apiKey.modify(argument)
     case "flood": for _ in 0..<(Int(argument) ?? 0) { store.dispatch(.count) }
+    case "adds": for index in 0..<(Int(argument) ?? 0) { store.dispatch(.add("item \(index)")) }
     case "rss": say("rss \(residentKiB())")
     case "quit":
         await inspector.stop()

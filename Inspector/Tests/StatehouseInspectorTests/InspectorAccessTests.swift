@@ -35,6 +35,16 @@ struct InspectorAccessTests {
         }
     }
 
+    @Test func aRequestWithoutAHostIsRefusedAndTheHostsCaseDoesNotMatter() async throws {
+        try await withInspector { inspector async throws in
+            let path = "/\(inspector.token)/api/overview"
+            #expect(try await status(inspector, "GET \(path) HTTP/1.0\r\n\r\n") == 400)
+            let shouting = "Host: LOCALHOST:\(inspector.port)\r\nOrigin: http://localhost:\(inspector.port)\r\n"
+            #expect(try await status(inspector, "GET \(path) HTTP/1.1\r\n\(shouting)\r\n") == 200)
+            #expect(try await status(inspector, "HEAD \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(inspector.port)\r\n\r\n") == 200)
+        }
+    }
+
     @Test func aChangeNeedsABodyAnotherSiteCannotSendAndASizeItCanHold() async throws {
         try await withInspector { inspector async throws in
             let store = Store(initialState: Notes(), reducer: reduceNotes)

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Statehouse
 import StatehouseTestSupport
@@ -137,7 +138,9 @@ struct InspectorLogTests {
             defer { try? FileManager.default.removeItem(at: file) }
             try export.body.write(to: file)
             let recording = try Recording<Notes, NotesAction>(initialState: Notes(), contentsOf: file)
-            #expect(try store.states(replaying: recording).last == store.state)
+            var finalState: Notes?
+            try store.forEachState(replaying: recording) { _, state in finalState = state }
+            #expect(finalState == store.state)
 
             let imported = try await inspector.request("api/stores/notes/import", method: "POST", body: export.body, type: "application/x-ndjson")
             #expect(imported.status == 201)
@@ -190,5 +193,114 @@ struct InspectorLogTests {
             let answer = try await inspector.request("api/stores/kept")
             #expect(answer.status == 404)
         }
+    }
+}
+
+/// What the log must not lose or confuse: the end of a burst the inspector fell behind on, and a store replaced under
+/// its name; and an import far longer than the log.
+@Suite("The inspector's log under pressure")
+struct InspectorLogPressureTests {
+    /// A burst far faster than encoding ends while the intake is full: the last event was dropped, and no later one
+    /// carries the drops. The log still ends on the store's last state.
+    @Test func aBurstThatEndsWhileTheIntakeIsFullEndsOnItsLastState() async throws {
+        try await withInspector(capacity: 10) { inspector async throws in
+            let store = Store(initialState: Notes(), reducer: reduceNotes)
+            inspector.attach(store, name: "notes")
+            for _ in 0..<20_000 { store.dispatch(.count) }
+            let last: @Sendable () async -> Int? = {
+                let detail = try? await inspector.request("api/stores/notes").json() as? [String: Any]
+                return (detail?["state"] as? [String: Any])?["count"] as? Int
+            }
+            #expect(await eventuallyAsync { await last() == 20_000 })
+            let entries = try await inspector.log(of: "notes")
+            #expect(entries.contains { ($0["missedBefore"] as? Int ?? 0) > 0 })
+        }
+    }
+
+    /// Once a store is replaced under its name (or detached), nothing more is published under that name from it,
+    /// though its worker was in the middle of a batch: held there, encoding a state, while the store is replaced.
+    @Test func aReplacedStorePublishesNothingMoreUnderItsName() async throws {
+        try await withInspector { inspector async throws in
+            let gate = EncodingGate()
+            let first = Store<Gated, Int>(initialState: Gated(count: 0, gate: gate)) { state, _ in state.count += 1 }
+            inspector.attach(first, name: "gated")
+            for _ in 0..<3 { first.dispatch(1) }
+            // The worker has published step 1 and is encoding the state after step 2.
+            #expect(await offThePool { gate.entered.wait(timeout: .now() + 120) == .success })
+            // A page following from now on, before the replacement.
+            let page = try RawConnection(port: inspector.port)
+            let now = inspector.registry.hub.snapshot { $0 }
+            page.send("GET /\(inspector.token)/api/events?since=\(now) HTTP/1.1\r\nHost: 127.0.0.1:\(inspector.port)\r\n\r\n")
+            #expect(await eventually { inspector.registry.hub.followerCount == 1 })
+            let second = Store<Gated, Int>(initialState: Gated(count: 100, gate: EncodingGate())) { state, _ in state.count += 1 }
+            inspector.attach(second, name: "gated")
+            gate.proceed.signal()
+            second.dispatch(1)
+            let feed = await offThePool { page.receive(until: { $0.contains(#""new":101"#) }) }
+            #expect(feed.contains(#""new":101"#))
+            // After the replacement's `attached` event, only the second store's step 1.
+            let afterReplacement = String(feed[(feed.range(of: "event: attached")?.upperBound ?? feed.startIndex)...])
+            let steps = afterReplacement.matches(of: /"step":(\d+)\}?,"store":"gated"/).map { Int($0.output.1)! }
+            #expect(steps == [1], "\(steps)")
+        }
+    }
+
+    /// A recording far longer than the log: replayed whole, kept as the log keeps a store (its last `capacity`
+    /// steps), its final state the store's.
+    @Test func anImportLongerThanTheLogKeepsItsLastStepsAndItsFinalState() async throws {
+        try await withInspector(capacity: 50) { inspector async throws in
+            let store = Store(initialState: Notes(), reducer: reduceNotes)
+            inspector.attach(store, name: "notes")
+            let line = #"{"action":{"add":{"_0":"x"}},"date":"2026-01-01T00:00:00Z"}"#
+            let lines = Data(Array(repeating: line, count: 5_000).joined(separator: "\n").utf8)
+            let imported = try await inspector.request("api/stores/notes/import", method: "POST", body: lines, type: "application/x-ndjson")
+            #expect(imported.status == 201)
+            let replay = try await inspector.request("api/stores/notes.replay").json() as? [String: Any]
+            #expect((replay?["entries"] as? [Any])?.count == 50)
+            #expect(((replay?["state"] as? [String: Any])?["todos"] as? [Any])?.count == 5_000)
+            let summary = replay?["summary"] as? [String: Any]
+            #expect(summary?["dropped"] as? Int == 4_950 && summary?["steps"] as? Int == 5_000)
+            let before = try await inspector.request("api/stores/notes.replay/states/4950").json() as? [String: Any]
+            #expect(((before?["state"] as? [String: Any])?["todos"] as? [Any])?.count == 4_950)
+        }
+    }
+
+    @Test func anImportNeverReplacesAStoreAttachedUnderItsReplaysName() async throws {
+        try await withInspector { inspector async throws in
+            let store = Store(initialState: Notes(), reducer: reduceNotes)
+            let other = Store(initialState: Notes(), reducer: reduceNotes)
+            inspector.attach(store, name: "notes")
+            inspector.attach(other, name: "notes.replay")
+            let line = Data(#"{"action":{"count":{}},"date":"2026-01-01T00:00:00Z"}"#.utf8)
+            let imported = try await inspector.request("api/stores/notes/import", method: "POST", body: line, type: "application/x-ndjson")
+            #expect(imported.status == 409)
+            let summary = try await inspector.request("api/stores/notes.replay").json() as? [String: Any]
+            #expect((summary?["summary"] as? [String: Any])?["replayOf"] == nil)
+        }
+    }
+}
+
+/// Holds the encoding of a ``Gated`` state whose count is 2, until told to go on.
+final class EncodingGate: Sendable {
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+}
+
+/// A state whose encoding of the count 2 waits at its gate: what holds an inspector's worker in the middle of a batch.
+struct Gated: Encodable, Sendable {
+    var count: Int
+    let gate: EncodingGate
+
+    private enum CodingKeys: String, CodingKey {
+        case count
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        if count == 2 {
+            gate.entered.signal()
+            _ = gate.proceed.wait(timeout: .now() + 120)
+        }
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(count, forKey: .count)
     }
 }

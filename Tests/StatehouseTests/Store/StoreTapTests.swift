@@ -130,11 +130,16 @@ struct StoreTapTests {
         let recording = Recording<Counter, CounterAction>(
             initialState: Counter(), actions: [.init(date: Date(), action: .increment), .init(date: Date(), action: .set(9))]
         )
-        #expect(try store.states(replaying: recording).map(\.count) == [0, 1, 9])
+        var visited: [Int] = []
+        try store.forEachState(replaying: recording) { step, state in
+            #expect(step == visited.count)
+            visited.append(state.count)
+        }
+        #expect(visited == [0, 1, 9])
         #expect(store.state.count == 100)
         let scoped = store.scope(state: \.count, action: { (value: Int) in CounterAction.set(value) })
         #expect(throws: TimeTravelError.notRecording) {
-            try scoped.states(replaying: Recording(initialState: 0, actions: []))
+            try scoped.forEachState(replaying: Recording(initialState: 0, actions: [])) { _, _ in }
         }
     }
 

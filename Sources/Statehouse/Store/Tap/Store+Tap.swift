@@ -38,21 +38,22 @@ extension Store {
     /// Whether the store writes its state to a storage (``jump(to:)`` refuses such a store).
     public var isPersisted: Bool { persistence != nil }
 
-    /// Every state a fresh store with this store's reducer goes through when it applies `recording`'s actions to its
-    /// initial state, without effects: the initial state first, then the state after each action. The store itself
+    /// Calls `body` with every state a fresh store with this store's reducer goes through when it applies
+    /// `recording`'s actions to its initial state, without effects: step 0, the initial state, then the state after
+    /// each action. One state at a time, so that a long recording costs the memory of one state. The store itself
     /// does not change.
     ///
     /// - Throws: ``TimeTravelError/notRecording`` for a scoped store, which has no reducer of its own.
-    public func states(replaying recording: Recording<State, Action>) throws(TimeTravelError) -> [State] {
+    public func forEachState(
+        replaying recording: Recording<State, Action>, _ body: (_ step: Int, _ state: State) -> Void
+    ) throws(TimeTravelError) {
         guard case .root(let root) = role else { throw .notRecording }
         var state = recording.initialState
-        var states = [state]
-        states.reserveCapacity(recording.actions.count + 1)
-        for recorded in recording.actions {
+        body(0, state)
+        for (index, recorded) in recording.actions.enumerated() {
             _ = root.reducer(&state, recorded.action)
-            states.append(state)
+            body(index + 1, state)
         }
-        return states
     }
 }
 
