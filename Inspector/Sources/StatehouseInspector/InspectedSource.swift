@@ -15,6 +15,8 @@ struct StoreSummary: Sendable, Encodable {
     let canImport: Bool
     /// For an imported recording: the store whose reducer replayed it.
     let replayOf: String?
+    /// What the page says of the store, if anything: why its log stays empty.
+    var note: String? = nil
 }
 
 /// A store's log in full, as the page loads it before following the feed.

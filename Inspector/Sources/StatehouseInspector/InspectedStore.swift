@@ -22,6 +22,7 @@ final class InspectedStore<State: Sendable, Action: Sendable>: InspectedSource {
     private let intake: Intake<StoreEvent<State, Action>>
     private let storeTap: StoreTap
     private let capacity: Int
+    private let isScoped: Bool
     /// Set by ``detach()`` under the hub's lock, and read under it before each publication: once `detach` returns,
     /// nothing more is published under this store's name, though the worker may be finishing a batch.
     private let detached = Atomic<Bool>(false)
@@ -42,6 +43,7 @@ final class InspectedStore<State: Sendable, Action: Sendable>: InspectedSource {
         self.intake = intake
         self.storeTap = storeTap
         self.capacity = capacity
+        isScoped = store.isScoped
         attachedState = state
         log = NIOLockedValueBox(StoreLog<State>(capacity: capacity, initial: description.state(state)))
         // A thread of its own, not a task: encoding a large state can take long, and a task doing it would hold
@@ -115,7 +117,10 @@ final class InspectedStore<State: Sendable, Action: Sendable>: InspectedSource {
     private func summary(of log: StoreLog<State>) -> StoreSummary {
         StoreSummary(
             name: name, steps: log.lastStep, dropped: log.droppedSteps, canJump: canJump,
-            jumped: live.withLockedValue { $0 != nil }, canImport: description.recordedActions != nil, replayOf: nil
+            jumped: live.withLockedValue { $0 != nil }, canImport: description.recordedActions != nil, replayOf: nil,
+            note: isScoped
+                ? "A scoped store: its root applies its actions, and only the root's log shows them. Attach the root."
+                : nil
         )
     }
 

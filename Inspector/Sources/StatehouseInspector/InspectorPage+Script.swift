@@ -46,6 +46,7 @@ extension InspectorPage {
           view.step = null;
           view.held = [];
           updateSummary(detail.summary);
+          say(detail.summary.note || "");
           drawStores();
           drawLog();
           showStep(null);

@@ -304,3 +304,18 @@ struct Gated: Encodable, Sendable {
         try container.encode(count, forKey: .count)
     }
 }
+
+@Suite("A scoped store in the inspector")
+struct InspectorScopedStoreTests {
+    @Test func aScopedStoreSaysToAttachItsRoot() async throws {
+        try await withInspector { inspector async throws in
+            let root = Store(initialState: Notes(), reducer: reduceNotes)
+            let scope = root.scope(state: \.count, action: { (_: Int) in NotesAction.count })
+            #expect(scope.isScoped && !root.isScoped)
+            inspector.attach(scope, name: "scope")
+            let detail = try await inspector.request("api/stores/scope").json() as? [String: Any]
+            let note = (detail?["summary"] as? [String: Any])?["note"] as? String
+            #expect(note?.contains("Attach the root") == true)
+        }
+    }
+}

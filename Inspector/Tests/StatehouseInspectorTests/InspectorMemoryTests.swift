@@ -71,9 +71,13 @@ final class DemoProcess {
 
     private static func line(from pipe: Pipe, buffered: inout String) throws -> String {
         while !buffered.contains("\n") {
-            let data = pipe.fileHandleForReading.availableData
-            guard !data.isEmpty else { throw CocoaError(.fileReadUnknown) }
-            buffered += String(decoding: data, as: UTF8.self)
+            // read(2), not `availableData`: Foundation stops the process when a read is interrupted by a signal
+            // (EINTR), which other tests' processes send this one (SIGCHLD).
+            var bytes = [UInt8](repeating: 0, count: 4_096)
+            let count = read(pipe.fileHandleForReading.fileDescriptor, &bytes, bytes.count)
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw CocoaError(.fileReadUnknown) }
+            buffered += String(decoding: bytes[..<count], as: UTF8.self)
         }
         let end = buffered.firstIndex(of: "\n")!
         defer { buffered = String(buffered[buffered.index(after: end)...]) }

@@ -171,6 +171,16 @@ struct StoreTapTests {
         wholeTap.cancel()
     }
 
+    /// A scoped store's actions are its root's: its own tap starts from its state (read through the parent, as it
+    /// follows nothing yet) and sees nothing, and it says it is scoped.
+    @Test func aScopedStoresTapStartsFromItsStateAndItSaysItIsScoped() {
+        let root = makeCounterStore(Counter(count: 7))
+        let scope = root.scope(state: \.count, action: { (value: Int) in CounterAction.set(value) })
+        let (tap, state) = scope.tap { _ in }
+        #expect(state == 7 && scope.isScoped && !root.isScoped)
+        tap.cancel()
+    }
+
     @Test func aCancelledTapIsNotBeingCalledOnceCancelReturns() {
         let store = makeCounterStore()
         let inside = Locked(false)

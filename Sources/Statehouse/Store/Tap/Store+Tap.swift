@@ -15,7 +15,9 @@ extension Store {
         _ tap: @escaping @Sendable (StoreEvent<State, Action>) -> Void
     ) -> (tap: StoreTap, state: State) {
         // Added under the state lock, as actions are applied: the tap's first event follows the state read with it.
-        let (id, state) = core.withLock { core in (recorder.addTap(tap), core.state) }
+        // A scoped store that does not follow its parent holds no state of its own: it reads its parent's.
+        let (id, held) = core.withLock { core in (recorder.addTap(tap), core.followedState) }
+        let state = held ?? self.state
         // Removed under the state lock too: once `cancel` returns, no call of the tap is under way.
         let removal = StoreTap { [weak self] in
             guard let self else { return }
@@ -37,6 +39,12 @@ extension Store {
 
     /// Whether the store writes its state to a storage (``jump(to:)`` refuses such a store).
     public var isPersisted: Bool { persistence != nil }
+
+    /// Whether the store is a scoped store, a view of part of its parent's state (``scope(state:action:fileID:line:column:)``):
+    /// its actions are applied by its root, whose taps see them, not its own.
+    public var isScoped: Bool {
+        if case .scope = role { true } else { false }
+    }
 
     /// Calls `body` with every state a fresh store with this store's reducer goes through when it applies
     /// `recording`'s actions to its initial state, without effects: step 0, the initial state, then the state after
