@@ -14,7 +14,7 @@ import Statehouse
 /// print("Inspect at", inspector.url)
 /// ```
 ///
-/// Attached, a store's `dispatch` pays a copy of the action and the state and an append to a queue: a task of the
+/// Attached, a store's `dispatch` pays a copy of the action and the state and an append to a queue: a thread of the
 /// inspector's encodes, redacts and diffs them. The inspector keeps the last ``capacity`` changes of each store (a
 /// ring), and each page a bounded buffer: a page that stops reading is cut off and resumes where it was. It holds
 /// stores and containers weakly.

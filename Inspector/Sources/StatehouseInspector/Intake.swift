@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// - The producer is the tap, which the store calls under its state lock: one call at a time, each seeing the
 ///   previous one's writes through that lock.
-/// - The consumer is the inspector's worker task, one per store.
+/// - The consumer is the inspector's worker thread, one per store.
 ///
 /// When the worker is `capacity` events behind, new events are dropped and counted, and the next event kept carries
 /// the count: a store far faster than encoding costs neither memory nor a wait. The last event dropped is kept aside
