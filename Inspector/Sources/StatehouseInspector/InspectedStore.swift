@@ -97,9 +97,8 @@ final class InspectedStore<State: Sendable, Action: Sendable>: InspectedSource {
     ) -> LogEntry {
         switch event.kind {
         case .action(let action, let source):
-            LogEntry(
-                id: id, step: step, date: event.date, kind: "action", name: description.caseName(action),
-                source: source.description, action: description.action(action), changes: changes,
+            description.entry(
+                for: action, from: source, id: id, step: step, date: event.date, changes: changes,
                 missedBefore: missedBefore
             )
         case .replaced(let replacement):

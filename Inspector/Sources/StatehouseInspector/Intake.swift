@@ -14,10 +14,10 @@ import Synchronization
 /// until another is kept, so that a burst that ends while the ring is full still ends on its last state
 /// (``takeLastDropped()``). The worker is woken only when it said it would sleep, so a busy worker is never woken
 /// per action.
+@usableFromInline
 // @unchecked because of `slots`, raw memory: a slot in [tail, head) belongs to the consumer, any other to the
 // producer, and each side publishes a slot's hand-over with a release store of its index that the other side reads
 // with an acquire load.
-@usableFromInline
 final class Intake<Element: Sendable>: @unchecked Sendable {
     @usableFromInline let capacity: Int
     @usableFromInline let slots: UnsafeMutablePointer<(element: Element, missedBefore: Int)?>

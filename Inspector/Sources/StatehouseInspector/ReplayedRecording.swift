@@ -30,10 +30,9 @@ final class ReplayedRecording<State: Sendable, Action: Sendable>: InspectedSourc
             }
             let recorded = actions[step - 1]
             kept.append(
-                LogEntry(
-                    step: step, date: recorded.date, kind: "action", name: description.caseName(recorded.action),
-                    source: (recorded.sentByEffect ? ActionSource.effect : .dispatch).description,
-                    action: description.action(recorded.action), changes: previous.changes(to: tree), missedBefore: 0
+                description.entry(
+                    for: recorded.action, from: recorded.sentByEffect ? .effect : .dispatch, step: step,
+                    date: recorded.date, changes: previous.changes(to: tree)
                 ),
                 leading: tree, state: nil
             )

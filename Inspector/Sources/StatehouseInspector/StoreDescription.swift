@@ -12,6 +12,17 @@ struct StoreDescription<State: Sendable, Action: Sendable>: Sendable {
     /// Reads a JSON-lines recording's actions; `nil` where `Action` is not `Decodable`.
     let recordedActions: (@Sendable (Data) throws(InspectorError) -> [RecordedAction<Action>])?
 
+    /// The log's entry for `action`, which `source` sent.
+    func entry(
+        for action: Action, from source: ActionSource, id: UInt64 = 0, step: Int, date: Date, changes: [TreeChange],
+        missedBefore: Int = 0
+    ) -> LogEntry {
+        LogEntry(
+            id: id, step: step, date: date, kind: "action", name: caseName(action), source: source.description,
+            action: self.action(action), changes: changes, missedBefore: missedBefore
+        )
+    }
+
     /// For `Encodable` states and actions: trees of their encodings, with `redaction` applied.
     static func encoding(redacting redaction: InspectorRedaction) -> Self where State: Encodable, Action: Encodable {
         var recordedActions: (@Sendable (Data) throws(InspectorError) -> [RecordedAction<Action>])?

@@ -5,11 +5,7 @@ import Testing
 /// 100,000 actions with a page attached that has stopped reading: the process's memory stays bounded (the log is a
 /// ring, the intake and each page's buffer are bounded), measured in a process of its own, the demo program, so that
 /// the other tests' allocations do not count.
-@Suite(
-    "The inspector's memory is bounded", .serialized,
-    // ThreadSanitizer's shadow memory grows with the memory a process touches: the resident size says little there.
-    .disabled(if: isUnderThreadSanitizer, "the resident size of an instrumented process is not the program's")
-)
+@Suite("The inspector's memory is bounded", .serialized)
 struct InspectorMemoryTests {
     @Test func aHundredThousandActionsWithAStalledPageKeepTheMemoryBounded() async throws {
         let (warm, after) = try await offThePool { () throws -> (Int, Int) in
@@ -26,7 +22,10 @@ struct InspectorMemoryTests {
         }
         // Unbounded, the log alone would hold 100,000 more entries (several hundred bytes each): tens of MiB.
         #expect(warm > 0)
-        #expect(after - warm < 24 * 1024, "grew from \(warm) KiB to \(after) KiB")
+        // Under ThreadSanitizer the demo is instrumented too, and its shadow memory grows with what it touches: the
+        // bound is scaled by the shadow's size (about four bytes for each byte of the program).
+        let bound = (isUnderThreadSanitizer ? 5 : 1) * 24 * 1024
+        #expect(after - warm < bound, "grew from \(warm) KiB to \(after) KiB")
     }
 }
 

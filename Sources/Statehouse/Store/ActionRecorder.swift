@@ -22,8 +22,8 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
     /// The sources seen so far: `dispatch` and `effect`, then each named middleware once.
     @usableFromInline let sources = Locked<[ActionSource]>([.dispatch, .effect])
     private let session = Locked<Session?>(nil)
-    /// Under the store's state lock (see ``StoreTapList``).
-    @usableFromInline let tapList = StoreTapList<State, Action>()
+    /// Under the store's state lock (see ``StoreTaps``).
+    @usableFromInline let taps = StoreTaps<State, Action>()
 
     @usableFromInline init() {}
 
@@ -63,7 +63,11 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
     @inlinable
     var currentSource: ActionSource {
         let index = sourceIndex.load(ordering: .relaxed)
-        return index == 0 ? .dispatch : sources.withLock { $0[index] }
+        switch index {
+        case 0: return .dispatch
+        case 1: return .effect
+        default: return sources.withLock { $0[index] }
+        }
     }
 
     /// Notes that the store applied `action`, leaving `state`: records it, and hands it to the taps. Called under
@@ -89,19 +93,19 @@ final class ActionRecorder<State: Sendable, Action: Sendable>: Sendable {
     /// Called under the store's state lock, which guards the taps.
     @inlinable
     func tell(_ event: StoreEvent<State, Action>) {
-        for tap in tapList.taps.all { tap(event) }
+        for entry in taps.all { entry.tap(event) }
     }
 
     /// Called under the store's state lock, which guards the taps.
     func addTap(_ tap: @escaping StoreTaps<State, Action>.Tap) -> UInt64 {
         flag.bitwiseOr(Self.tappedBit, ordering: .relaxed)
-        return tapList.taps.add(tap)
+        return taps.add(tap)
     }
 
     /// Called under the store's state lock, which guards the taps.
     func removeTap(_ id: UInt64) {
-        tapList.taps.remove(id)
-        if tapList.taps.all.isEmpty { flag.bitwiseAnd(~Self.tappedBit, ordering: .relaxed) }
+        taps.remove(id)
+        if taps.all.isEmpty { flag.bitwiseAnd(~Self.tappedBit, ordering: .relaxed) }
     }
 
     func start(from state: State) {

@@ -181,21 +181,27 @@ struct StoreTapTests {
         tap.cancel()
     }
 
+    /// Cancel races a call in flight, 200 times: once `cancel` returns, no call is under way and none starts.
     @Test func aCancelledTapIsNotBeingCalledOnceCancelReturns() {
-        let store = makeCounterStore()
-        let inside = Locked(false)
-        let overlapped = Locked(false)
-        let (tap, _) = store.tap { _ in
-            inside.withLock { $0 = true }
-            Thread.sleep(forTimeInterval: 0.0001)
-            inside.withLock { $0 = false }
+        for _ in 0..<200 {
+            let store = makeCounterStore()
+            let inside = Locked(0)
+            let calls = Locked(0)
+            let called = DispatchSemaphore(value: 0)
+            let (tap, _) = store.tap { _ in
+                inside.withLock { $0 += 1 }
+                if calls.withLock({ $0 += 1; return $0 }) == 1 { called.signal() }
+                inside.withLock { $0 -= 1 }
+            }
+            let dispatching = onAThreadOfItsOwn { for _ in 0..<2_000 { store.dispatch(.increment) } }
+            called.wait()
+            tap.cancel()
+            let insideAfterCancel = inside.withLock { $0 }
+            let callsAfterCancel = calls.withLock { $0 }
+            dispatching.wait()
+            #expect(insideAfterCancel == 0)
+            #expect(calls.withLock { $0 } == callsAfterCancel)
         }
-        let dispatching = onAThreadOfItsOwn { for _ in 0..<500 { store.dispatch(.increment) } }
-        Thread.sleep(forTimeInterval: 0.005)
-        tap.cancel()
-        if inside.withLock({ $0 }) { overlapped.withLock { $0 = true } }
-        dispatching.wait()
-        #expect(!overlapped.withLock { $0 })
     }
 
     @Test func aTapLetGoIsRemovedAndAStoreLetGoEndsItsTaps() {
