@@ -24,6 +24,9 @@ protocol AnyHostedStore: Sendable {
     var clientCount: Int { get }
     /// The feeds open now.
     var followerCount: Int { get }
+    /// Reads the state again from where the app keeps it, and publishes it if it changed (a store hosted with
+    /// `keptBy`; others keep their state themselves and ignore this).
+    func stateChangedElsewhere()
 }
 
 /// One store a ``SyncServer`` hosts: its live state, the pushes applied to it one at a time, and its followers.
@@ -64,6 +67,9 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
     let name: String
     let storage: SyncServerStorage
     let reducer: @Sendable (inout State, Action) throws -> Void
+    /// Where the app keeps the authoritative state, when it keeps it itself (its own database); `nil` when the
+    /// server's storage holds it.
+    let source: (@Sendable () throws -> State)?
     let authorize: @Sendable (SyncCaller, Action) -> SyncVerdict
     let limits: SyncLimits
     /// The live state and the followers, under one lock: a follower registers and reads its snapshot in the same
@@ -78,6 +84,7 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
     init(
         name: String,
         initialState: State,
+        source: (@Sendable () throws -> State)? = nil,
         storage: SyncServerStorage,
         limits: SyncLimits,
         reducer: @escaping @Sendable (inout State, Action) throws -> Void,
@@ -87,11 +94,23 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
         self.storage = storage
         self.limits = limits
         self.reducer = reducer
+        self.source = source
         self.authorize = authorize
         self.pushes = DispatchQueue(label: "statehouse.sync.\(name)")
         var live = LiveStore<State, Action>(state: initialState, cursor: 0, clients: [:])
-        if let stored = try storage.load(store: name) {
+        let stored = try storage.load(store: name)
+        if let stored {
             live = LiveStore(state: try JSONDecoder().decode(State.self, from: stored.state), cursor: stored.cursor, clients: stored.clients)
+        }
+        if let source {
+            // The app's state may have changed while the server was down: a client that saw the stored cursor
+            // resumes its feed from it, and must be sent the state as it is now.
+            let state = try Self.encoder.encode(try source())
+            if state != stored?.state {
+                live.state = try JSONDecoder().decode(State.self, from: state)
+                live.cursor += 1
+                try storage.commit(state: state, cursor: live.cursor, store: name)
+            }
         }
         self.shared = Mutex(Shared(live: live))
     }
@@ -102,6 +121,29 @@ final class HostedStore<State: Codable & Sendable, Action: Codable & Sendable>: 
 
     var followerCount: Int {
         shared.withLock { $0.followers.count }
+    }
+
+    func stateChangedElsewhere() {
+        guard source != nil else { return }
+        // On the queue that applies pushes: a state read here can never be older than one a push published.
+        pushes.async { self.takeStateFromSource() }
+    }
+
+    /// Publishes the app's state as a change, with the next cursor, unless it is the state the followers have.
+    private func takeStateFromSource() {
+        guard let source, let state = try? source(), let encoded = try? Self.encoder.encode(state) else { return }
+        let live = shared.withLock { $0.live }
+        guard encoded != (try? Self.encoder.encode(live.state)) else { return }
+        let cursor = live.cursor + 1
+        // Unstored, the change would be sent under a cursor that a restarted server gives again to another state.
+        guard (try? storage.commit(state: encoded, cursor: cursor, store: name)) != nil else { return }
+        let event = Self.changeEvent(cursor: cursor, state: encoded, handledThrough: nil)
+        shared.withLock { shared in
+            shared.live.state = state
+            shared.live.cursor = cursor
+            // No follower is this pusher (no client is named ""), so every one gets the event without numbers.
+            shared.publish(ChangeEvent(pusher: SyncCaller(client: "", token: ""), own: event, others: event))
+        }
     }
 
     /// The refusals of the batch's actions the store handled before (a batch whose answer was lost, pushed again),

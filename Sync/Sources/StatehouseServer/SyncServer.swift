@@ -53,14 +53,45 @@ public final class SyncServer: Sendable {
         reducer: @escaping @Sendable (inout State, Action) throws -> Void,
         authorize: @escaping @Sendable (SyncCaller, Action) -> SyncVerdict = { _, _ in .allow }
     ) {
+        host(store: name) {
+            try HostedStore(
+                name: name, initialState: initialState, storage: storage, limits: limits, reducer: reducer,
+                authorize: authorize
+            )
+        }
+    }
+
+    /// Hosts the store `name` whose authoritative state the app keeps itself: its own database, which its other
+    /// programs change too. The server's storage then keeps only the clients' sequence numbers and the cursor.
+    ///
+    /// - Parameters:
+    ///   - name: The store's name in the routes (`/stores/{name}`).
+    ///   - currentState: Reads the state where the app keeps it.
+    ///   - reducer: Applies an action where the app keeps the state, in a transaction of its own, and leaves `state`
+    ///     as it reads back. The server's storage commits the client's sequence number after it: a server killed in
+    ///     between has the client push the action again, so the reducer must recognize an action it applied (give
+    ///     actions an id, and keep the ids applied in the same transaction).
+    ///   - authorize: Asked before each action is applied.
+    ///
+    /// Call ``stateChanged(store:)`` whenever the state changes by other means, so that followers hear of it.
+    public func host<State: Codable & Sendable, Action: Codable & Sendable>(
+        store name: String,
+        keptBy currentState: @escaping @Sendable () throws -> State,
+        reducer: @escaping @Sendable (inout State, Action) throws -> Void,
+        authorize: @escaping @Sendable (SyncCaller, Action) -> SyncVerdict = { _, _ in .allow }
+    ) {
+        host(store: name) {
+            try HostedStore(
+                name: name, initialState: try currentState(), source: currentState, storage: storage, limits: limits,
+                reducer: reducer, authorize: authorize
+            )
+        }
+    }
+
+    private func host(store name: String, _ make: () throws -> any AnyHostedStore) {
         let hosting: Hosting<any AnyHostedStore>
         do {
-            hosting = .hosted(
-                try HostedStore(
-                    name: name, initialState: initialState, storage: storage, limits: limits, reducer: reducer,
-                    authorize: authorize
-                )
-            )
+            hosting = .hosted(try make())
         } catch {
             hosting = .unavailable("The stored state of \(name) cannot be read: \(error)")
         }
@@ -68,6 +99,12 @@ public final class SyncServer: Sendable {
             precondition(hosted[name] == nil, "The store \(name) is hosted already.")
             hosted[name] = hosting
         }
+    }
+
+    /// Tells the store `name`, hosted with `keptBy`, that its state may have changed by other means than pushes: it
+    /// reads it again, soon, and sends it to its followers if it differs from what they have.
+    public func stateChanged(store name: String) {
+        if case .hosted(let store) = hosting(store: name) { store.stateChangedElsewhere() }
     }
 
     /// Hosts the container `key`: clients read it, follow it, and replace it with writes that name the version they
@@ -105,6 +142,11 @@ public final class SyncServer: Sendable {
     /// The clients that ever pushed to each hosted store.
     public var clientCounts: [String: Int] {
         stores.mapValues(\.clientCount)
+    }
+
+    /// The clients that ever pushed to the store `name`, the latest first.
+    public func clients(of name: String) throws -> [SyncClientSummary] {
+        try storage.clients(of: name)
     }
 
     /// The feeds open now on each hosted store.

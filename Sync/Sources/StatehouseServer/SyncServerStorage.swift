@@ -76,14 +76,38 @@ public struct SyncServerStorage: Sendable {
         }
     }
 
-    private func commit(_ push: CommittedPush, store: String, in db: Database) throws {
+    /// Commits a state the app changed by other means than pushes (a store hosted with `keptBy`).
+    func commit(state: Data, cursor: Int64, store: String) throws {
+        try database.write { db in try save(state: state, cursor: cursor, store: store, in: db) }
+    }
+
+    private func save(state: Data, cursor: Int64, store: String, in db: Database) throws {
         try db.execute(
             sql: """
                 INSERT INTO syncStore (name, state, cursor) VALUES (?, ?, ?)
                 ON CONFLICT (name) DO UPDATE SET state = excluded.state, cursor = excluded.cursor
                 """,
-            arguments: [store, push.state, push.cursor]
+            arguments: [store, state, cursor]
         )
+    }
+
+    /// The clients that pushed to `store`, the latest first.
+    func clients(of store: String) throws -> [SyncClientSummary] {
+        try database.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT client, handledThrough, lastSeen FROM syncClient WHERE store = ? ORDER BY lastSeen DESC",
+                arguments: [store]
+            ).map { row in
+                SyncClientSummary(
+                    name: row["client"], handledThrough: row["handledThrough"],
+                    lastPush: Date(timeIntervalSince1970: row["lastSeen"])
+                )
+            }
+        }
+    }
+
+    private func commit(_ push: CommittedPush, store: String, in db: Database) throws {
+        try save(state: push.state, cursor: push.cursor, store: store, in: db)
         try db.execute(
             sql: """
                 INSERT INTO syncClient (store, client, handledThrough, lastSeen, token) VALUES (?, ?, ?, ?, ?)
