@@ -153,12 +153,15 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
 
     /// Takes the server's state now, unless the feed brought a newer one first.
     private func pull() async {
-        do throws(SyncError) {
-            let snapshot = try await connection.pull(client: journal.state.client, as: State.self)
-            journal.dispatch(.snapshot(snapshot))
-        } catch {
-            // The feed brings the same state; a pull is only a shortcut.
-        }
+        // The feed brings the same state; a pull is only a shortcut.
+        try? await pullNow()
+    }
+
+    /// Takes the server's state now, unless the feed brought a newer one first; throws when the server cannot say.
+    func pullNow() async throws(SyncError) {
+        let snapshot = try await connection.pull(client: journal.state.client, as: State.self)
+        journal.dispatch(.snapshot(snapshot))
+        update { $0.reached() }
     }
 
     /// Follows the feed from the journal's cursor; reconnects after every end.

@@ -121,6 +121,14 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
         engine.acknowledgeRefusals()
     }
 
+    /// Reads the server's state now rather than wait for its feed, and shows it with the pending actions applied
+    /// again: for a program that runs once and exits (a command line), which must know it shows the server's latest.
+    ///
+    /// - Throws: ``SyncError`` when the server cannot be reached or refuses; the store keeps what it showed.
+    public func pull() async throws(SyncError) {
+        try await engine.pullNow()
+    }
+
     /// Pushes now instead of at the next back-off's end.
     public func syncNow() {
         engine.syncNow()

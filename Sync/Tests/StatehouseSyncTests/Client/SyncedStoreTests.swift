@@ -61,6 +61,27 @@ import Testing
         }
     }
 
+    /// A program that runs once pulls the server's state rather than wait for the feed: once `pull` returns, the
+    /// store shows it, with its own pending actions on top; a server that cannot be reached throws and changes
+    /// nothing.
+    @Test func aPullShowsTheServersStateWithThePendingActionsOnTop() async throws {
+        let storage = try SyncServerStorage.inMemory()
+        let outbox = Fixture.temporaryFolder()
+        let port = try await withRunningServer(try Fixture.server(storage: storage)) { server async throws in
+            _ = try await server.push(client: "another-app", [(1, .add("theirs"))])
+            return server.port
+        }
+        let synced = try synced(URL(string: "http://127.0.0.1:\(port)/")!, outbox: outbox)
+        synced.store.dispatch(.add("mine"))
+        await #expect(throws: SyncError.self) { try await synced.pull() }
+        #expect(synced.store.state.entries == ["mine"])
+        try await withRunningServer(try Fixture.server(storage: storage), port: port) { server async throws in
+            _ = server
+            try await synced.pull()
+            #expect(synced.store.state.entries == ["theirs", "mine"])
+        }
+    }
+
     /// Offline, a thousand actions apply locally and wait; once the server is back they are pushed and applied
     /// once each.
     @Test func aClientOfflineForAThousandActionsCatchesUpOnceTheServerIsBack() async throws {
