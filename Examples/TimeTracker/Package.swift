@@ -31,6 +31,8 @@ let package = Package(
         .package(name: "StatehousePostgres", path: "../../Postgres"),
         // `serve --inspect`: the inspector's page on the tracker's store.
         .package(name: "StatehouseInspector", path: "../../Inspector"),
+        // `serve` hosts the tracker for apps that sync with it; `--remote` follows such a server.
+        .package(name: "StatehouseSync", path: "../../Sync"),
     ],
     targets: [
         // The database, the rules, the actions and the store: everything but the ways in (CLI, web).
@@ -59,6 +61,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // The Host and token rules its guard shares with the inspector's.
                 .product(name: "StatehouseInspector", package: "StatehouseInspector"),
+                .product(name: "StatehouseServer", package: "StatehouseSync"),
             ]
         ),
         .executableTarget(
@@ -69,6 +72,7 @@ let package = Package(
                 // `make-test` writes a test with Recording.testSource.
                 .product(name: "StatehouseTesting", package: "Statehouse"),
                 .product(name: "StatehouseInspector", package: "StatehouseInspector"),
+                .product(name: "StatehouseSync", package: "StatehouseSync"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -5,7 +5,7 @@ import NIOCore
 
 extension SyncServer {
     /// `GET`, `PUT` and `DELETE /containers/{key}`, and its feed: see `openapi.json`.
-    func addContainerRoutes<Context: RequestContext>(to router: Router<Context>) {
+    func addContainerRoutes<Context: RequestContext>(to router: some RouterMethods<Context>) {
         router.get("containers/:key") { request, context in
             await self.answer {
                 let current = try self.container(request, context, writing: false).current

@@ -5,8 +5,9 @@ import NIOCore
 import StatehouseSyncWire
 
 extension SyncServer {
-    /// Adds the sync routes (see `openapi.json`) to `router`, to serve them beside an app's own.
-    public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+    /// Adds the sync routes (see `openapi.json`) to `router`, to serve them beside an app's own: a router, or a
+    /// group of one (`router.group("sync")` serves them under `/sync/`).
+    public func addRoutes<Context: RequestContext>(to router: some RouterMethods<Context>) {
         router.get("openapi.json") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/json"],

@@ -15,7 +15,10 @@ enum PostgresSchema {
 
     /// The tables timetrack makes; a database that has one of them without timetrack's record of migrations
     /// belongs to someone else.
-    static let tables = ["project", "activity", "deletedproject", "deletedactivity", "undostep", "actionlog", "timetrack_migrations"]
+    static let tables = [
+        "project", "activity", "deletedproject", "deletedactivity", "undostep", "actionlog", "syncreceipt",
+        "timetrack_migrations",
+    ]
 
     /// Each migration's name and statements, in order (PostgreSQL runs one statement per query here).
     static let migrations: [(name: String, statements: [String])] = [
@@ -84,6 +87,7 @@ enum PostgresSchema {
             "ALTER TABLE actionLog ADD COLUMN summary TEXT NOT NULL DEFAULT ''",
             "ALTER TABLE actionLog ADD COLUMN origin TEXT NOT NULL DEFAULT ''",
         ]),
+        ("synced actions applied", ["CREATE TABLE syncReceipt (id TEXT PRIMARY KEY, logId BIGINT NOT NULL)"]),
     ]
 
     /// Moves the identities of `project` and `activity` past every id in use, in the table or in the trash, as

@@ -57,6 +57,9 @@ extension SQLiteBackend {
                 ALTER TABLE actionLog ADD COLUMN origin TEXT NOT NULL DEFAULT '';
                 """)
         }
+        migrator.registerMigration("synced actions applied") { db in
+            try db.execute(sql: "CREATE TABLE syncReceipt (id TEXT PRIMARY KEY, logId INTEGER NOT NULL)")
+        }
         return migrator
     }
 

@@ -60,30 +60,49 @@ final class SQLiteBackend: TrackerBackend {
         until deadline: ContinuousClock.Instant, _ body: @escaping @Sendable (any SQLStatements) throws -> Result
     ) async throws -> Result {
         do {
-            // The deadline bounds only the waits for another program's lock: a write that finds the database free
-            // proceeds however long it waited in line, and a lock timeout of 0 means "never wait", not "never write".
-            return try await pool.writeWithoutTransaction { [writeDeadline] db in
-                try writeDeadline.applying(deadline) { [self] in
-                    var result: Result?
-                    try db.inTransaction(.immediate) {
-                        result = try body(GRDBStatements(db: db))
-                        // Under the write lock, just before committing: a file removed or replaced meanwhile gets
-                        // nothing, so no write is confirmed into a file nobody will open again.
-                        guard isStillAtItsPath else { throw TrackerError.databaseGone(path: path) }
-                        return .commit
-                    }
-                    guard let result else { throw TrackerError.database("the transaction ended without a result") }
-                    return result
-                }
-            }
-        } catch let error as TrackerError {
-            throw error
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
-            throw TrackerError.databaseLocked(waited: writeDeadline.timeout)
-        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
-            throw UniqueViolation(reason: Self.reason(error))
+            return try await pool.writeWithoutTransaction { db in try self.transaction(in: db, until: deadline, body) }
         } catch {
-            throw TrackerError.database(Self.reason(error))
+            throw writeFailure(error)
+        }
+    }
+
+    /// ``write(until:_:)``, blocking the calling thread until it commits: for a caller off Swift's cooperative pool
+    /// that must answer synchronously (the sync server's reducer).
+    func writeBlocking<Result>(
+        until deadline: ContinuousClock.Instant, _ body: (any SQLStatements) throws -> Result
+    ) throws -> Result {
+        do {
+            return try pool.writeWithoutTransaction { db in try transaction(in: db, until: deadline, body) }
+        } catch {
+            throw writeFailure(error)
+        }
+    }
+
+    private func transaction<Result>(
+        in db: Database, until deadline: ContinuousClock.Instant, _ body: (any SQLStatements) throws -> Result
+    ) throws -> Result {
+        // The deadline bounds only the waits for another program's lock: a write that finds the database free
+        // proceeds however long it waited in line, and a lock timeout of 0 means "never wait", not "never write".
+        try writeDeadline.applying(deadline) {
+            var result: Result?
+            try db.inTransaction(.immediate) {
+                result = try body(GRDBStatements(db: db))
+                // Under the write lock, just before committing: a file removed or replaced meanwhile gets
+                // nothing, so no write is confirmed into a file nobody will open again.
+                guard isStillAtItsPath else { throw TrackerError.databaseGone(path: path) }
+                return .commit
+            }
+            guard let result else { throw TrackerError.database("the transaction ended without a result") }
+            return result
+        }
+    }
+
+    private func writeFailure(_ error: any Error) -> any Error {
+        switch error {
+        case let error as TrackerError: error
+        case let error as DatabaseError where error.resultCode == .SQLITE_BUSY: TrackerError.databaseLocked(waited: writeDeadline.timeout)
+        case let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE: UniqueViolation(reason: Self.reason(error))
+        default: TrackerError.database(Self.reason(error))
         }
     }
 

@@ -22,8 +22,8 @@ public final class TimeTracker: Sendable {
     public let notices: [String]
     /// Who this tracker's changes come from, as the others' views show it (``TrackerState/lastChange``).
     public let origin: String
-    private let lockTimeout: Duration
-    private let database: TrackerDatabase
+    let lockTimeout: Duration
+    let database: TrackerDatabase
     private let now: @Sendable () -> Date
     /// Keeps the backend's watch for other processes' changes going.
     private let watch: any Sendable

@@ -24,12 +24,7 @@ final class TrackerDatabase: Sendable {
     ) async throws(TrackerError) -> ProjectSummary? {
         do {
             return try await backend.write(until: deadline) { [origin] sql in
-                let now = clock().timeIntervalSince1970
-                let newestStep = try Self.newestUndoStep(in: sql)
-                let project = try Self.apply(action, at: now, in: sql)
-                let summary = try Self.summary(of: action, after: newestStep, in: sql)
-                try Self.log(action, at: now, summary: summary, origin: origin, in: sql)
-                return project
+                try Self.applyAndLog(action, at: clock().timeIntervalSince1970, origin: origin, in: sql)
             }
         } catch let error as TrackerError {
             throw error
@@ -41,6 +36,17 @@ final class TrackerDatabase: Sendable {
         } catch {
             throw .database(String(describing: error))
         }
+    }
+
+    /// Applies `action` at `now` and logs it, made by `origin`, in the caller's transaction.
+    static func applyAndLog(
+        _ action: TrackerAction, at now: Double, origin: String, in sql: any SQLStatements
+    ) throws -> ProjectSummary? {
+        let newestStep = try newestUndoStep(in: sql)
+        let project = try apply(action, at: now, in: sql)
+        let summary = try summary(of: action, after: newestStep, in: sql)
+        try log(action, at: now, summary: summary, origin: origin, in: sql)
+        return project
     }
 
     /// Reads the whole state at once, so that it is consistent. Blocks: call it off the cooperative pool.

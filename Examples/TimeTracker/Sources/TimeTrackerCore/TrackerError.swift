@@ -40,6 +40,8 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
     case unusableDatabase(path: String, problem: String, fix: String)
     /// The database could not be opened, read or written.
     case database(String)
+    /// Apps sync with a tracker on SQLite only (``TimeTracker/applySynced(_:)``).
+    case syncNeedsSQLite
 
     public var description: String {
         switch self {
@@ -98,6 +100,8 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
             "Cannot use \"\(path)\" as timetrack's database: \(problem). \(fix)"
         case .database(let reason):
             "The database failed: \(reason)"
+        case .syncNeedsSQLite:
+            "Apps sync with a timetrack server whose database is an SQLite file (--db), not PostgreSQL."
         }
     }
 }

@@ -130,7 +130,7 @@ extension TrackerError {
              .overlappingActivity, .importRefused:
             .conflict
         case .databaseLocked, .databaseGone: .serviceUnavailable
-        case .database, .unusableDatabase: .internalServerError
+        case .database, .unusableDatabase, .syncNeedsSQLite: .internalServerError
         }
     }
 }

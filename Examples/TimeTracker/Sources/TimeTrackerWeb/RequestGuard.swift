@@ -15,7 +15,7 @@ import StatehouseInspector
 /// - a state-changing request must say `Content-Type: application/json` (415 otherwise), which a page of another
 ///   origin cannot send without the browser asking first (CORS preflight), must come from this origin when it says
 ///   where it comes from (`Origin`, 403 otherwise), and must announce at most ``maximumBodySize`` (413 at once,
-///   before the body is read);
+///   before the body is read), but for the sync routes (`/sync/`), which keep to the sync server's limits;
 /// - every response forbids framing (`frame-ancestors 'none'`, `X-Frame-Options: DENY`), so no page can overlay it.
 public struct RequestGuard: Sendable {
     /// The largest request body, in bytes.
@@ -111,7 +111,8 @@ public struct RequestGuard: Sendable {
         guard mediaType == "application/json" else {
             return Refusal(status: .unsupportedMediaType, message: "Send changes with Content-Type: application/json.")
         }
-        if let length = request.contentLength, length > Self.maximumBodySize {
+        // The sync routes take batches of actions, and keep to the sync server's own limits (`SyncLimits`).
+        if let length = request.contentLength, length > Self.maximumBodySize, segments.first != "sync" {
             return Refusal(status: .contentTooLarge, message: "A request body has at most 16 KiB.")
         }
         return nil
