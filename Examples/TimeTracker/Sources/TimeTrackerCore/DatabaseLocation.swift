@@ -15,7 +15,8 @@ enum DatabaseLocation {
 
     /// The tables timetrack makes, and GRDB's record of its migrations.
     private static let ownTables: Set<String> = [
-        "project", "activity", "deletedProject", "deletedActivity", "undoStep", "actionLog", "grdb_migrations",
+        "project", "activity", "deletedProject", "deletedActivity", "undoStep", "actionLog", "syncReceipt",
+        "grdb_migrations",
     ]
 
     /// Before opening: the path names a file timetrack can create, or a regular file it can read and write.

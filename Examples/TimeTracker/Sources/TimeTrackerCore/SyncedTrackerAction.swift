@@ -7,7 +7,7 @@ import Statehouse
 /// The time is the client's, taken when the user acted, so an activity started offline starts when it was started,
 /// not when the server heard of it; and the rules read no clock, so the client's copy and the server's agree. The id
 /// lets the server's database recognize an action it applied already (see ``TimeTracker/applySynced(_:)``).
-public struct SyncedTrackerAction: Codable, Equatable, Sendable {
+public struct SyncedTrackerAction: Codable, Equatable, Sendable, CustomStringConvertible {
     public var id: String
     public var logged: LoggedAction
     /// Who made it, as the other views show it (``LastChange/origin``).
@@ -21,6 +21,11 @@ public struct SyncedTrackerAction: Codable, Equatable, Sendable {
 
     public init(_ logged: LoggedAction, origin: String, id: String = UUID().uuidString) {
         self.init(logged.action, at: logged.at, origin: origin, id: id)
+    }
+
+    /// The action, as a refusal names it.
+    public var description: String {
+        String(describing: logged.action)
     }
 
     /// The reducer a client runs on its copy: ``TrackerRules``, the server's own rules.

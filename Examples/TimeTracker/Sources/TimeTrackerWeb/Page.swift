@@ -35,7 +35,7 @@ enum Page {
         <style>
           body { font: 16px/1.5 system-ui, sans-serif; max-width: 44rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
           h1 { font-size: 1.6rem; margin-bottom: .2rem; }
-          #connection { color: #595959; font-size: .85rem; margin-top: 0; }
+          #connection, #sync { color: #595959; font-size: .85rem; margin-top: 0; }
           form { display: flex; gap: .5rem; margin: 1rem 0; }
           input { flex: 1; font: inherit; padding: .35rem .5rem; }
           button { font: inherit; padding: .3rem .8rem; cursor: pointer; }
@@ -73,6 +73,7 @@ enum Page {
         <header>
           <h1>timetrack</h1>
           <p id="connection">connecting…</p>
+          <p id="sync" role="status" hidden></p>
         </header>
         <main>
         <form id="add">
@@ -405,6 +406,31 @@ enum Page {
         }
         setInterval(loadWeek, 60000);
 
+        // The apps that sync with this tracker (`timetrack --remote`), from GET /api/sync: how many, how many follow
+        // it now, and the last push. Hidden when the server hosts no sync.
+        async function loadSync() {
+          let sync;
+          try {
+            const response = await fetch("/api/sync", { headers: authorization() });
+            if (!response.ok) return;
+            sync = await response.json();
+          } catch (failure) {
+            return;
+          }
+          const line = document.getElementById("sync");
+          line.hidden = !sync.hosted;
+          if (!sync.hosted) return;
+          const apps = sync.clients.length, latest = sync.clients[0];
+          line.dataset.apps = apps;
+          line.dataset.following = sync.following;
+          line.textContent = apps === 0
+            ? "No app syncs with this tracker yet."
+            : apps + (apps === 1 ? " app syncs" : " apps sync") + " with this tracker, " + sync.following +
+              " following now; last seen: " + latest.name + " at " +
+              new Date(latest.lastPush * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) + ".";
+        }
+        setInterval(loadSync, 30000);
+
         // Undo and redo take back and make again the last change, whoever made it: the server keeps the history.
         // Not named `history`: that is the window's, which the token's code above uses before this line runs.
         const undoSteps = { undo: null, redo: null };
@@ -452,6 +478,7 @@ enum Page {
           if (historyProject && !projects.some(p => p.id === historyProject.id)) historyDialog.close();
           loadHistory();
           loadWeek();
+          loadSync();
           if (data.problem) {
             // The database is gone: nothing more can be changed here.
             document.getElementById("error").textContent = data.problem;

@@ -12,8 +12,9 @@ struct History: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let tracker = try await database.openTracker()
-        let activities = try await tracker.activities(of: try tracker.project(named: name).id, limit: limit)
+        let activities = try await database.withTracker { tracker in
+            try await tracker.activities(of: try tracker.project(named: name).id, limit: limit)
+        }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -66,7 +67,7 @@ struct Edit: AsyncParsableCommand {
 
     func run() async throws {
         let (start, stop) = (try time.date(from), try to.map { try time.date($0) })
-        let project = try await database.openTracker().perform(.editActivity(id: id, startedAt: start, stoppedAt: stop))
+        let project = try await database.withTracker { try await $0.perform(.editActivity(id: id, startedAt: start, stoppedAt: stop)) }
         StandardOutput.report(
             "Activity \(id) of \"\(project?.name ?? "its project")\" is now \(time.text(start)) to "
                 + "\(stop.map(time.text) ?? "now (running)").\n"
@@ -82,7 +83,7 @@ struct DeleteActivity: AsyncParsableCommand {
     @Argument(help: "The activity's id.") var id: Int64
 
     func run() async throws {
-        let project = try await database.openTracker().perform(.deleteActivity(id: id))
+        let project = try await database.withTracker { try await $0.perform(.deleteActivity(id: id)) }
         StandardOutput.report("Deleted activity \(id) of \"\(project?.name ?? "its project")\".\n")
     }
 }

@@ -19,7 +19,7 @@ struct Export: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let rows = try await database.openTracker().exportRows()
+        let rows = try await database.withTracker { try await $0.exportRows() }
         try StandardOutput.show(csv ? TrackerExport.csv(rows) : TrackerExport.jsonLines(rows))
     }
 }
@@ -44,10 +44,11 @@ struct Import: AsyncParsableCommand {
             throw ValidationError("Cannot read \(file): \(error.localizedDescription)")
         }
         let rows = try TrackerExport.rows(from: text)
-        let tracker = try await database.openTracker()
-        let before = try await tracker.exportRows()
-        try await tracker.perform(.importRows(rows))
-        let after = try await tracker.exportRows()
+        let (before, after) = try await database.withTracker { tracker in
+            let before = try await tracker.exportRows()
+            try await tracker.perform(.importRows(rows))
+            return (before, try await tracker.exportRows())
+        }
         let (projects, activities) = (Self.projects(in: after) - Self.projects(in: before), after.count - before.count)
         StandardOutput.report(
             after == before

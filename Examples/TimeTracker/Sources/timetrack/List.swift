@@ -10,7 +10,7 @@ struct List: AsyncParsableCommand {
     @Flag(help: #"Print JSON: [{"id":…,"name":…,"elapsedSeconds":…,"running":…}]."#) var json = false
 
     func run() async throws {
-        let projects = try await database.openTracker().store.state.projects
+        let projects = try await database.withTracker { $0.store.state.projects }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -12,7 +12,8 @@ protocol ProjectCommand: AsyncParsableCommand {
 
 extension ProjectCommand {
     func run() async throws {
-        StandardOutput.report(try await perform(on: try await database.openTracker()) + "\n")
+        let line = try await database.withTracker { tracker in try await perform(on: tracker) }
+        StandardOutput.report(line + "\n")
     }
 }
 

@@ -22,6 +22,10 @@ struct Record: AsyncParsableCommand {
         case stop
     }
 
+    func validate() throws {
+        try database.refuseRemote("record", because: "it records the database's own log; run it where the database is.")
+    }
+
     func run() async throws {
         let tracker = try await database.openTracker()
         let url = URL(fileURLWithPath: file)

@@ -23,12 +23,13 @@ struct Report: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let tracker = try await database.openTracker()
         var calendar = Calendar(identifier: .iso8601)
         calendar.timeZone = time.zone
         var start = try day.map { try time.day($0) } ?? Date()
         if week { start = calendar.dateInterval(of: .weekOfYear, for: start)?.start ?? start }
-        var report = try await tracker.report(days: week ? 7 : 1, from: start, in: time.zone)
+        var report = try await database.withTracker { tracker in
+            try await tracker.report(days: week ? 7 : 1, from: start, in: time.zone)
+        }
         // The zone as it was given: Foundation calls UTC "GMT".
         report.timeZone = time.identifier ?? time.zone.identifier
         if json {

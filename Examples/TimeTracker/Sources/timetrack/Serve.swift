@@ -16,7 +16,9 @@ struct Serve: AsyncParsableCommand {
             Listening beyond this machine (--host other than a loopback address) needs an access token: give one \
             with --token or $TIMETRACK_TOKEN, or one is made; the printed link carries it. With --inspect, the \
             Statehouse Inspector shows the tracker's store live (its state, every action and what it changed) at \
-            another address on this machine, which it prints.
+            another address on this machine, which it prints. With an access token, the tracker is also hosted for \
+            apps that sync with it offline-first (`timetrack --remote ADDRESS`, with the same token), on a database \
+            file (--db): the server keeps their sequence numbers in a file beside it.
             """
     )
 
@@ -45,22 +47,34 @@ struct Serve: AsyncParsableCommand {
         if let token = token ?? ProcessInfo.processInfo.environment["TIMETRACK_TOKEN"], token.count < 16 {
             throw ValidationError("An access token has at least 16 characters.")
         }
+        try database.refuseRemote("serve", because: "it serves the database it is given; run it where the database is.")
     }
 
     func run() async throws {
         let tracker = try await database.openTracker()
-        let accessToken = token ?? ProcessInfo.processInfo.environment["TIMETRACK_TOKEN"]
+        let accessToken = try token ?? ProcessInfo.processInfo.environment["TIMETRACK_TOKEN"]
+            ?? database.tokenFile.map { try TokenFile.readOrCreate($0, making: Self.makeToken) }
             ?? (RequestGuard.isLoopback(host) ? nil : Self.makeToken())
+        let sync = try accessToken.flatMap { token in
+            try database.url == nil
+                ? TrackerSyncHost(tracker: tracker, storagePath: TrackerSyncHost.storagePath(besides: tracker.path), token: token)
+                : nil
+        }
         let address = "http://\(host.contains(":") ? "[\(host)]" : host)"
         let link = accessToken.map { "/#token=\($0)" } ?? "/"
         let application = WebApplication.make(
             tracker: tracker, host: host, port: port,
             requestGuard: RequestGuard(listeningHost: host, extraHosts: allowedHosts, accessToken: accessToken),
-            limits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maximumConnections: maximumConnections)
-        ) { port in
+            limits: ConnectionLimits(idleTimeout: .seconds(idleTimeout), maximumConnections: maximumConnections),
+            sync: sync
+        ) { [tokenFile = database.tokenFile] port in
             StandardOutput.report("timetrack is serving \(address):\(port)\(link) (database: \(tracker.path))\n")
             if accessToken != nil {
                 StandardOutput.warn("requests need the access token; the link above carries it: share it only with people you trust.")
+            }
+            if sync != nil {
+                let token = tokenFile.map { "--token-file \($0)" } ?? "$TIMETRACK_TOKEN set to the token"
+                StandardOutput.report("apps sync with it: timetrack --remote \(address):\(port)/ \(token) COMMAND\n")
             }
         }
         // SIGTERM and SIGINT shut the server down gracefully (open event streams end), and so does a database file

@@ -15,7 +15,7 @@ struct TimeTrack: AsyncParsableCommand {
         subcommands: [
             Add.self, Rename.self, Start.self, Stop.self, Delete.self, Undo.self, Redo.self, List.self, Watch.self,
             History.self, Log.self, Edit.self, DeleteActivity.self, Report.self, Export.self, Import.self,
-            Serve.self, Record.self, MakeTest.self,
+            Serve.self, Sync.self, Record.self, MakeTest.self,
         ]
     )
 

@@ -14,9 +14,11 @@ protocol UndoStepCommand: AsyncParsableCommand {
 
 extension UndoStepCommand {
     func run() async throws {
-        let tracker = try await database.openTracker()
-        try await tracker.perform(Self.action)
-        StandardOutput.report(Self.report(Self.name(in: tracker.store.state) ?? "the change") + "\n")
+        let line = try await database.withTracker { tracker in
+            try await tracker.perform(Self.action)
+            return Self.report(Self.name(in: tracker.store.state) ?? "the change")
+        }
+        StandardOutput.report(line + "\n")
     }
 }
 

@@ -22,7 +22,10 @@ struct Watch: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let tracker = try await database.openTracker()
+        try await database.withTracker(following: true) { tracker in try await watch(tracker) }
+    }
+
+    private func watch(_ tracker: TimeTracker) async throws {
         if let terminal = RawTerminal() {
             defer { terminal.restore() }
             try await FullScreenWatch(tracker: tracker, terminal: terminal).run()

@@ -59,9 +59,11 @@ final class TimetrackProcess {
         return (status, process.output, process.errors)
     }
 
-    /// Starts `timetrack serve --port 0 arguments…` and waits for the port it prints.
-    static func serve(_ arguments: [String], shellPrefix: String? = nil) async throws -> (server: TimetrackProcess, port: Int) {
-        let server = try TimetrackProcess(["serve", "--port", "0"] + arguments, shellPrefix: shellPrefix)
+    /// Starts `timetrack serve --port PORT arguments…` (any free port for 0) and waits for the port it prints.
+    static func serve(
+        _ arguments: [String], port: Int = 0, shellPrefix: String? = nil
+    ) async throws -> (server: TimetrackProcess, port: Int) {
+        let server = try TimetrackProcess(["serve", "--port", "\(port)"] + arguments, shellPrefix: shellPrefix)
         let serving = #/timetrack is serving http://[^ ]*:(\d+)/#
         guard await eventually({ server.output.contains(serving) }),
               let match = server.output.firstMatch(of: serving), let port = Int(match.1)

@@ -39,7 +39,7 @@ struct PostgresDatabaseTests {
             #expect(await eventually { tracker.store.state.projects.map(\.name) == ["Writing"] })
         }
         // Each migration once.
-        #expect(try database.count("timetrack_migrations") == 4)
+        #expect(try database.count("timetrack_migrations") == 5)
     }
 
     /// A database whose encoding cannot hold every name a user may give (LATIN1 holds no emoji, no Greek) would

@@ -1,0 +1,167 @@
+import Foundation
+import Statehouse
+import StatehouseSync
+import Synchronization
+import TimeTrackerCore
+
+/// A command's tracker when it follows a server (`--remote URL`): a local copy (a database of its own) that every
+/// command reads and writes as usual, kept in step with a `SyncedStore` of the server's tracker.
+///
+/// The copy holds the synced store's state: the server's contents with the actions it has not applied yet on top.
+/// What a command applies to the copy is handed to the synced store, which queues it in its outbox (on disk before
+/// the command reports) and pushes it; the server applies it with the same rules. Offline, the command works on the
+/// copy and its actions wait. See ``TimeTracker/exchange(after:sending:)``.
+final class RemoteCopy: Sendable {
+    static let storeName = "tracker"
+
+    let server: URL
+    let tracker: TimeTracker
+    let synced: SyncedStore<TrackerContents, SyncedTrackerAction>
+    /// The copy's newest logged action at the last exchange. Exchanges run one at a time (see ``follow()``).
+    private let cursor: Mutex<Int64?>
+    /// Why the server did not answer when the copy was opened; `nil` when it did.
+    let openingFailure: SyncError?
+
+    /// Whether the server could not be reached when the copy was opened: the copy shows what was last heard.
+    var serverWasUnreachable: Bool {
+        if case .unreachable? = openingFailure { true } else { false }
+    }
+
+    /// Opens the copy at `path` and its outbox beside it, and takes the server's state now if it answers within
+    /// a few seconds.
+    static func open(server: URL, token: String, path: String, lockTimeout: Duration) async throws -> RemoteCopy {
+        let synced = try SyncedStore(
+            name: storeName, initialState: TrackerContents(),
+            reducer: { (contents: inout TrackerContents, action: SyncedTrackerAction) -> Effect<SyncedTrackerAction> in
+                SyncedTrackerAction.reducer.reduce(&contents, action)
+            },
+            server: server.appendingPathComponent("sync/"), token: token,
+            outbox: URL(fileURLWithPath: path + ".outbox", isDirectory: true)
+        )
+        let failure = await Self.pull(synced, within: .seconds(5))
+        let tracker = try TimeTracker(path: path, lockTimeout: lockTimeout)
+        let copy = RemoteCopy(server: server, tracker: tracker, synced: synced, openingFailure: failure)
+        try await copy.exchange()
+        return copy
+    }
+
+    private init(
+        server: URL, tracker: TimeTracker, synced: SyncedStore<TrackerContents, SyncedTrackerAction>,
+        openingFailure: SyncError?
+    ) {
+        self.server = server
+        self.tracker = tracker
+        self.synced = synced
+        self.openingFailure = openingFailure
+        cursor = Mutex(nil)
+    }
+
+    /// Hands the synced store what was applied to the copy since the last exchange, and makes the copy show the
+    /// synced store's state.
+    func exchange() async throws {
+        let synced = synced
+        let next = try await tracker.exchange(after: cursor.withLock { $0 }) { applied in
+            for logged in applied {
+                synced.store.dispatch(SyncedTrackerAction(logged, origin: TimeTracker.processOrigin))
+            }
+            return synced.store.state
+        }
+        cursor.withLock { $0 = next }
+    }
+
+    /// Exchanges whenever the copy or the synced store changes, until the task it runs in is cancelled: for a
+    /// command that stays (`watch`).
+    func follow() async {
+        let (changes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let local = tracker.store.subscribe(initial: false) { _ in continuation.yield() }
+        let remote = synced.store.subscribe(initial: false) { _ in continuation.yield() }
+        defer {
+            local.cancel()
+            remote.cancel()
+        }
+        await withTaskCancellationHandler {
+            for await _ in changes { try? await exchange() }
+        } onCancel: {
+            continuation.finish()
+        }
+    }
+
+    /// Writes the outbox, gives the server a few seconds to take what waits, then shows its state in the copy.
+    ///
+    /// - Returns: How the copy stands with the server.
+    func settle(within timeout: Duration = .seconds(10)) async throws -> SyncReport {
+        try await exchange()
+        try synced.flush()
+        let status: SyncStatus
+        switch openingFailure {
+        case nil:
+            synced.syncNow()
+            status = await Self.firstStatus(of: synced, within: timeout) { status in
+                switch status {
+                case .synced, .refused, .failed: true
+                case .pending, .offline: false
+                }
+            }
+        // A server that did not answer a moment ago is not waited for: the changes wait in the outbox. Said from
+        // that answer rather than the sync loops' status, which may not have tried yet.
+        case .unreachable(_)?:
+            status = synced.pendingCount == 0 ? .synced : .offline(since: Date(), retryingAt: Date())
+        case let failure?:
+            status = .failed(failure)
+        }
+        if case .refused = status { synced.acknowledgeRefusals() }
+        try await exchange()
+        return SyncReport(server: server, status: status, pending: synced.pendingCount)
+    }
+
+    /// Why the server's state could not be taken within `timeout`; `nil` once it was.
+    private static func pull(
+        _ synced: SyncedStore<TrackerContents, SyncedTrackerAction>, within timeout: Duration
+    ) async -> SyncError? {
+        await withTaskGroup(of: SyncError?.self) { group in
+            group.addTask {
+                do throws(SyncError) {
+                    try await synced.pull()
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return .unreachable("no answer within \(timeout)")
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
+        }
+    }
+
+    /// The first status `isSettled` accepts, or the status at the deadline.
+    private static func firstStatus(
+        of synced: SyncedStore<TrackerContents, SyncedTrackerAction>, within timeout: Duration,
+        where isSettled: @escaping @Sendable (SyncStatus) -> Bool
+    ) async -> SyncStatus {
+        await withTaskGroup(of: SyncStatus?.self) { group in
+            group.addTask {
+                for await status in synced.syncStatus where isSettled(status) { return status }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next().flatMap { $0 } ?? synced.status
+        }
+    }
+}
+
+extension RemoteCopy {
+    /// Where the copy of `server` goes without `--db`: beside the default database, one file per server.
+    static func defaultPath(for server: URL) -> String {
+        let folder = (TimeTracker.defaultDatabasePath() as NSString).deletingLastPathComponent
+        let name = "\(server.host ?? "server")-\(server.port ?? (server.scheme == "https" ? 443 : 80))"
+            .map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "_" }
+        return (folder as NSString).appendingPathComponent("remote-\(String(name)).sqlite")
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+import TimeTrackerTestSupport
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `timetrack --remote URL`: every command on a copy of a server's tracker, offline-first. Changes reach the server's
+/// database and every other copy; made while the server is down, they are queued and sent by `timetrack sync`; a
+/// change the server refuses is undone in the copy and reported. Real processes: a server and its clients.
+@Suite("timetrack --remote", .serialized)
+struct RemoteCommandTests {
+    /// A server's database and token file, and the server process while it runs.
+    final class Server {
+        let database = TemporaryDatabase()
+        var tokenFile: String { database.directory.appendingPathComponent("token").path }
+        private(set) var process: TimetrackProcess?
+        private(set) var port = 0
+
+        func start() async throws {
+            let (process, port) = try await TimetrackProcess.serve(
+                ["--db", database.path, "--token-file", tokenFile], port: port
+            )
+            (self.process, self.port) = (process, port)
+        }
+
+        func stop() async {
+            guard let process else { return }
+            process.signal(SIGINT)
+            _ = process.waitForExit()
+            self.process = nil
+        }
+
+        var url: String { "http://127.0.0.1:\(port)/" }
+
+        deinit {
+            process?.signal(SIGKILL)
+        }
+    }
+
+    /// A copy of the server's tracker, in a folder of its own.
+    struct Copy {
+        let database = TemporaryDatabase()
+
+        func run(_ server: Server, _ arguments: [String], environment: [String: String] = [:]) async throws
+            -> (status: Int32, output: String, errors: String)
+        {
+            let arguments = arguments + ["--remote", server.url, "--token-file", server.tokenFile, "--db", database.path]
+            return try await offThePool { try TimetrackProcess.run(arguments, environment: environment) }
+        }
+    }
+
+    private func local(_ server: Server, _ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
+        let arguments = arguments + ["--db", server.database.path]
+        return try await offThePool { try TimetrackProcess.run(arguments) }
+    }
+
+    private func names(_ listed: String) -> [String] {
+        listed.split(separator: "\n").dropFirst().map { String($0.split(separator: " ").first ?? "") }
+    }
+
+    @Test func aChangeReachesTheServersDatabaseAndEveryCopy() async throws {
+        let server = Server()
+        try await server.start()
+        let (a, b) = (Copy(), Copy())
+        let added = try await a.run(server, ["add", "Writing"])
+        #expect(added.status == 0 && added.output == "Added \"Writing\".\n" && added.errors.isEmpty, "\(added)")
+        #expect(names(try await local(server, ["list"]).output) == ["Writing"])
+        #expect(try await b.run(server, ["start", "writing"]).status == 0)
+        #expect(try await a.run(server, ["list"]).output.contains("running since"))
+        #expect(try await local(server, ["list"]).output.contains("running since"))
+        await server.stop()
+    }
+
+    @Test func aChangeMadeWhileTheServerIsDownIsQueuedThenSentBySync() async throws {
+        let server = Server()
+        try await server.start()
+        let copy = Copy()
+        #expect(try await copy.run(server, ["add", "Writing"]).status == 0)
+        await server.stop()
+        let queued = try await copy.run(server, ["add", "Reading"])
+        #expect(queued.status == 0 && queued.output == "Added \"Reading\".\n", "\(queued)")
+        #expect(queued.errors.contains("queued") && queued.errors.contains("1 change waits here"), "\(queued.errors)")
+        let listed = try await copy.run(server, ["list"])
+        #expect(names(listed.output) == ["Reading", "Writing"])
+        #expect(listed.errors.contains("cannot be reached"))
+        let offline = try await copy.run(server, ["sync"])
+        #expect(offline.status != 0 && offline.output.contains("Queued"), "\(offline)")
+        try await server.start()
+        #expect(names(try await local(server, ["list"]).output) == ["Writing"])
+        let synced = try await copy.run(server, ["sync"])
+        #expect(synced.status == 0 && synced.output.hasPrefix("In step with \(server.url). 2 projects."), "\(synced)")
+        #expect(names(try await local(server, ["list"]).output) == ["Reading", "Writing"])
+        await server.stop()
+    }
+
+    /// Two copies add the same name offline. The server takes the first to sync; the other's add is refused there,
+    /// undone in its copy, and reported: both end with the server's state.
+    @Test func conflictingOfflineChangesConvergeOnTheServersState() async throws {
+        let server = Server()
+        try await server.start()
+        let (a, b) = (Copy(), Copy())
+        #expect(try await a.run(server, ["list"]).status == 0)
+        #expect(try await b.run(server, ["list"]).status == 0)
+        await server.stop()
+        #expect(try await a.run(server, ["add", "Writing"]).status == 0)
+        #expect(try await b.run(server, ["add", "writing"]).status == 0)
+        #expect(try await b.run(server, ["add", "Reading"]).status == 0)
+        try await server.start()
+        #expect(try await a.run(server, ["sync"]).status == 0)
+        let refused = try await b.run(server, ["sync"])
+        #expect(refused.status != 0, "\(refused)")
+        #expect(refused.output.contains("The server refused") && refused.output.contains("already exists"), "\(refused)")
+        let expected = ["Reading", "Writing"]
+        #expect(names(try await local(server, ["list"]).output) == expected)
+        #expect(names(try await a.run(server, ["list"]).output) == expected)
+        #expect(names(try await b.run(server, ["list"]).output) == expected)
+        await server.stop()
+    }
+
+    /// A wrong token: the server refuses to sync, the command says so and fails, and the change waits in the copy
+    /// until a command with the right token sends it.
+    @Test func aWrongTokenIsRefusedAndTheChangeWaits() async throws {
+        let server = Server()
+        try await server.start()
+        let copy = Copy()
+        let wrong = try await copy.run(server, ["add", "Writing"], environment: ["TIMETRACK_TOKEN": "not-the-servers-token"])
+        #expect(wrong.status != 0 && wrong.errors.contains("401") && wrong.errors.contains("Check the token"), "\(wrong)")
+        #expect(names(try await local(server, ["list"]).output).isEmpty)
+        #expect(try await copy.run(server, ["sync"]).status == 0)
+        #expect(names(try await local(server, ["list"]).output) == ["Writing"])
+        await server.stop()
+    }
+
+    /// A copy following the server (`watch`) shows a change made on the server's side as it happens.
+    @Test func aWatchingCopyShowsTheServersChangesAsTheyHappen() async throws {
+        let server = Server()
+        try await server.start()
+        let copy = Copy()
+        let watch = try TimetrackProcess([
+            "watch", "--remote", server.url, "--token-file", server.tokenFile, "--db", copy.database.path,
+        ])
+        #expect(await eventually { watch.output.contains("No projects yet") })
+        #expect(try await local(server, ["add", "Direct"]).status == 0)
+        #expect(await eventually(timeout: .seconds(30)) { watch.output.contains("Direct") }, "\(watch.output)\(watch.errors)")
+        watch.signal(SIGINT)
+        _ = watch.waitForExit()
+        await server.stop()
+    }
+
+    /// The page's `GET /api/sync`: how many apps sync, how many follow now, and each one's last push.
+    @Test func theServerListsTheAppsThatSync() async throws {
+        let server = Server()
+        try await server.start()
+        let (a, b) = (Copy(), Copy())
+        #expect(try await a.run(server, ["add", "Writing"]).status == 0)
+        #expect(try await b.run(server, ["add", "Reading"]).status == 0)
+        let token = try String(contentsOfFile: server.tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        var request = URLRequest(url: URL(string: "\(server.url)api/sync")!)
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        let (data, _) = try await URLSession.shared.data(for: request)
+        struct Answer: Decodable {
+            struct Client: Decodable {
+                var name: String
+                var lastPush: Double
+                var actions: Int64
+            }
+            var hosted: Bool
+            var clients: [Client]
+            var following: Int
+        }
+        let answer = try JSONDecoder().decode(Answer.self, from: data)
+        #expect(answer.hosted && answer.clients.count == 2 && answer.clients.allSatisfy { $0.actions == 1 })
+        let (refused, response) = try await URLSession.shared.data(from: URL(string: "\(server.url)api/sync")!)
+        #expect((response as? HTTPURLResponse)?.statusCode == 401 && !String(decoding: refused, as: UTF8.self).contains("clients"))
+        await server.stop()
+    }
+
+    /// `serve --token-file` makes the file owner-only; a client refuses one that others may read.
+    @Test func aTokenFileIsTheOwnersOnly() async throws {
+        let server = Server()
+        try await server.start()
+        let attributes = try FileManager.default.attributesOfItem(atPath: server.tokenFile)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: server.tokenFile)
+        let refused = try await Copy().run(server, ["list"])
+        #expect(refused.status != 0 && refused.errors.contains("chmod 600"), "\(refused)")
+        await server.stop()
+    }
+
+    @Test func commandsThatMustRunWhereTheDatabaseIsRefuseRemote() async throws {
+        for arguments in [
+            ["serve", "--remote", "http://127.0.0.1:1/"], ["record", "session.jsonl", "--remote", "http://127.0.0.1:1/"],
+            ["sync"], ["list", "--remote", "ftp://example.com/"], ["list", "--remote", "http://127.0.0.1:1/#token=x"],
+        ] {
+            let run = try await offThePool { try TimetrackProcess.run(arguments) }
+            #expect(run.status == 64, "\(arguments): \(run)")
+        }
+    }
+}
