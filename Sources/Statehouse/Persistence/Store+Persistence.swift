@@ -172,11 +172,18 @@ extension Store: PersistenceOwner {
 extension Store {
     /// Writes the unsaved state to the storage now. Does nothing for a store without storage.
     ///
-    /// Once it returns, ``storageError`` tells how the last write went, this one or one made just before.
+    /// It writes every change committed before it was called, also one whose `dispatch` has not returned yet. Once
+    /// it returns, ``storageError`` tells how the last write went, this one or one made just before.
     ///
     /// - Throws: ``StorageError`` if the write failed; the state stays unsaved and is tried again later.
     public func flush() throws(StorageError) {
-        try persistence?.flush()
+        guard let persistence else { return }
+        // A dispatch tells the persistence of its change after it leaves the state's lock: one between the two
+        // would be missed. Told here too, under the count it has; the persistence keeps the newest it is told of.
+        if let (state, count) = core.withLock({ core in core.followedState.map { ($0, core.changeCount) } }) {
+            persistence.changed(state, count: count)
+        }
+        try persistence.flush()
     }
 
     /// For a persisted store, the last storage failure (`nil` once a write succeeds); `nil` without storage.
