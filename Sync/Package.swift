@@ -2,8 +2,8 @@
 import PackageDescription
 
 // Sync for apps: a server that holds the authoritative copy of named stores (StatehouseServer, on Hummingbird), and a
-// client whose stores work offline and follow it (StatehouseSync, on Foundation's URLSession: an app that uses it
-// builds no SwiftNIO). A package of its own, so that Statehouse's users who do not sync never resolve a web server.
+// client whose stores work offline and follow it (StatehouseSync, on Foundation's URLSession: an app for Apple
+// platforms that uses it builds no SwiftNIO; on Linux its feeds use AsyncHTTPClient). A package of its own, so that Statehouse's users who do not sync never resolve a web server.
 let package = Package(
     name: "StatehouseSync",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -20,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // The feeds' client on Linux only, where FoundationNetworking's URLSession keeps a processor busy for as long
+        // as a response streams (see `LinuxFeedClient`).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // `swift package generate-documentation`; a plugin only, nothing links it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -28,7 +31,10 @@ let package = Package(
         .target(name: "StatehouseSyncWire"),
         .target(
             name: "StatehouseSync",
-            dependencies: ["StatehouseSyncWire", .product(name: "Statehouse", package: "Statehouse")]
+            dependencies: [
+                "StatehouseSyncWire", .product(name: "Statehouse", package: "Statehouse"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: [.linux])),
+            ]
         ),
         .target(
             name: "StatehouseServer",

@@ -55,7 +55,11 @@ struct SyncHTTP: Sendable {
         if let lastEventID { request.setValue(String(lastEventID), forHTTPHeaderField: "Last-Event-ID") }
         // The server's heartbeat comes every 15 s: a minute of silence means the connection is gone.
         request.timeoutInterval = 60
+        #if os(Linux)
+        return LinuxFeedClient.start(request)
+        #else
         return EventStreamTask.start(request)
+        #endif
     }
 
     private func authorized(_ request: URLRequest) -> URLRequest {

@@ -56,7 +56,7 @@ extension SyncJournal {
                 let effect = app(&journal.local, action)
                 journal.pending.append(PushedAction(seq: journal.nextSeq, action: action))
                 journal.nextSeq += 1
-                return effect.map { .local($0) }
+                return effect.isNone ? .none : effect.map { .local($0) }
             case .snapshot(let snapshot):
                 guard snapshot.cursor >= journal.cursor else { return .none }
                 journal.confirm(snapshot.state, at: snapshot.cursor, handledThrough: snapshot.handledThrough, app)

@@ -53,6 +53,8 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
         guard ClientID.isValid(name) else { throw .badStoreName(name) }
         let lock = try OutboxLock(folder: outbox, name: name)
         let journalReducer = SyncJournal.reducer(reducer, outboxLimit: outboxLimit)
+        // Its count is set once the journal is loaded, below, before any step can change it.
+        let signals = SyncSignals(pending: 0, outboxLimit: outboxLimit)
         journal = Store(
             initialState: SyncJournal(client: UUID().uuidString, initialState: initialState),
             key: "sync.\(name)",
@@ -62,12 +64,16 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
             // The lock lives as long as the journal, which `store` keeps alive: no other synced store opens this
             // outbox while this one's journal may still write to it.
             reducer: { (journal: inout SyncJournal<State, Action>, step) -> Effect<SyncStep<State, Action>> in
-                withExtendedLifetime(lock) { journalReducer(&journal, step) }
+                let effect = withExtendedLifetime(lock) { journalReducer(&journal, step) }
+                let byApp = if case .local = step { true } else { false }
+                signals.journalChanged(pending: journal.pending.count, byApp: byApp)
+                return effect
             }
         )
+        signals.journalLoaded(pending: journal.state.pending.count)
         store = journal.scope(state: \.local, action: { .local($0) })
         engine = SyncEngine(
-            journal: journal, connection: SyncConnection(server: server, store: name, token: token), outboxLimit: outboxLimit
+            journal: journal, connection: SyncConnection(server: server, store: name, token: token), signals: signals
         )
         engine.start()
     }
@@ -98,7 +104,7 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
 
     /// How the store stands with the server now.
     public var status: SyncStatus {
-        engine.status.value
+        engine.currentStatus
     }
 
     /// The status now, then each change.

@@ -1,0 +1,30 @@
+import Synchronization
+
+/// What a synced store's journal tells its sync loops from inside each step, under the journal's lock: how many
+/// actions wait, into the health the status is made of, and, for an app's action, a wake for the push loop.
+///
+/// Set under the journal's lock, the health's count is never behind the journal: ``SyncedStore/status`` reads it
+/// exact, `.pending` as soon as a dispatch returns, and an outbox at its limit as soon as an action found it so.
+/// Publishing the status waits for the loop the wake wakes (its listeners are the app's, and may read the store,
+/// whose lock is held here): published on every dispatch, the status cost more than the rest of the dispatch. The
+/// loop reads the state under the journal's lock, so it finds the action that woke it.
+final class SyncSignals: Sendable {
+    let wake = WakeSignal()
+    /// Taken under the journal's lock, or alone; never the other way round.
+    let health: Mutex<SyncHealth>
+
+    init(pending: Int, outboxLimit: Int) {
+        health = Mutex(SyncHealth(pending: pending, outboxLimit: outboxLimit))
+    }
+
+    /// Sets the count of the journal as it was loaded, before any step.
+    func journalLoaded(pending: Int) {
+        health.withLock { $0.pending = pending }
+    }
+
+    /// Called by the journal's reducer after each step.
+    func journalChanged(pending: Int, byApp: Bool) {
+        health.withLock { $0.pending = pending }
+        if byApp { wake.raise() }
+    }
+}
