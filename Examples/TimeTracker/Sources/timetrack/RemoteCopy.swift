@@ -69,11 +69,13 @@ final class RemoteCopy: Sendable {
         cursor.withLock { $0 = next }
     }
 
-    /// Exchanges whenever the copy or the synced store changes, until the task it runs in is cancelled: for a
-    /// command that stays (`watch`).
+    /// Exchanges whenever an action is applied to the copy or the synced store changes, until the task it runs in is
+    /// cancelled: for a command that stays (`watch`).
     func follow() async {
         let (changes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let local = tracker.store.subscribe(initial: false) { _ in continuation.yield() }
+        // The copy's last logged action, not its whole state: an exchange logs none, and the state changes at every
+        // reading while an activity runs (its elapsed time), which would have each exchange call for another.
+        let local = tracker.store.subscribe(\.lastChange, initial: false) { _ in continuation.yield() }
         let remote = synced.store.subscribe(initial: false) { _ in continuation.yield() }
         defer {
             local.cancel()

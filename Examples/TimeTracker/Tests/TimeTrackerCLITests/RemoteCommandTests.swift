@@ -148,6 +148,28 @@ struct RemoteCommandTests {
         await server.stop()
     }
 
+    /// A watching copy of a tracker with a running activity rests between changes: the copy's state changes at every
+    /// reading then (the elapsed time), and following it, rather than its actions, had each exchange call for another.
+    @Test func aWatchingCopyRestsWhileAnActivityRuns() async throws {
+        let server = Server()
+        try await server.start()
+        #expect(try await local(server, ["add", "Writing"]).status == 0)
+        #expect(try await local(server, ["start", "Writing"]).status == 0)
+        let copy = Copy()
+        let watch = try TimetrackProcess([
+            "watch", "--remote", server.url, "--token-file", server.tokenFile, "--db", copy.database.path,
+        ])
+        #expect(await eventually { watch.output.contains("running") })
+        let before = try #require(watch.processorSeconds)
+        try await Task.sleep(for: .seconds(3))
+        let used = try #require(watch.processorSeconds) - before
+        // Resting, it uses a few hundredths of a second; spinning, it used a whole processor.
+        #expect(used < 1, "\(used) s of processor time in 3 s")
+        watch.signal(SIGINT)
+        _ = watch.waitForExit()
+        await server.stop()
+    }
+
     /// The page's `GET /api/sync`: how many apps sync, how many follow now, and each one's last push.
     @Test func theServerListsTheAppsThatSync() async throws {
         let server = Server()

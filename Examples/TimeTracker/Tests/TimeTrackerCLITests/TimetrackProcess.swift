@@ -87,6 +87,17 @@ final class TimetrackProcess {
         return process.terminationStatus
     }
 
+    /// The processor time `timetrack` used so far, user and system, in seconds (Linux's `/proc/PID/stat`).
+    var processorSeconds: Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+              let afterName = stat.range(of: ") ")
+        else { return nil }
+        // After the name: state is field 3, utime 14 and stime 15.
+        let fields = stat[afterName.upperBound...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     func signal(_ signal: Int32) {
         kill(process.processIdentifier, signal)
     }
