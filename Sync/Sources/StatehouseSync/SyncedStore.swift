@@ -112,6 +112,12 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
         engine.status.values
     }
 
+    /// The sequence number the next action dispatched gets: with ``SyncRefusal/seq``, it tells the refusals of the
+    /// actions dispatched since from those of earlier ones.
+    public var nextSequenceNumber: Int64 {
+        journal.state.nextSeq
+    }
+
     /// The actions the server has not yet applied (or refused), in order.
     public var pendingCount: Int {
         journal.state.pending.count

@@ -27,11 +27,18 @@ extension TimeTracker {
     ///
     /// - Returns: The cursor of the next exchange.
     public func exchange(
-        after cursor: Int64?, sending send: @escaping @Sendable ([LoggedAction]) -> TrackerContents
+        after cursor: Int64?, sending send: @escaping @Sendable ([LoggedEntry]) -> TrackerContents
     ) async throws -> Int64 {
         let next = try await database.exchange(after: cursor, until: .now + lockTimeout, send)
         let loaded = try await Task.detached { [database] in try database.snapshot() }.value
         store.dispatch(.loaded(loaded))
         return next
     }
+}
+
+/// An action as this database's log holds it: its place in the log, which no other action of this database has, and
+/// the action.
+public struct LoggedEntry: Sendable, Equatable {
+    public let id: Int64
+    public let action: LoggedAction
 }

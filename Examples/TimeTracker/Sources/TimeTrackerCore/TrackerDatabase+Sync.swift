@@ -11,7 +11,8 @@ extension TrackerDatabase {
         do {
             return try sqlite.writeBlocking(until: deadline) { sql in
                 if try sql.value("SELECT 1 FROM syncReceipt WHERE id = ?", [.text(synced.id)]) == nil {
-                    _ = try Self.applyAndLog(synced.logged.action, at: synced.logged.at, origin: synced.origin, in: sql)
+                    let action = try synced.resolved(in: try Self.contents(in: sql))
+                    _ = try Self.applyAndLog(action, at: synced.logged.at, origin: synced.origin, in: sql)
                     let logged = try Self.newestLoggedAction(in: sql)
                     try sql.execute("INSERT INTO syncReceipt (id, logId) VALUES (?, ?)", [.text(synced.id), .integer(logged)])
                     // A receipt matters only until the sync server has committed the client's number after it (a
@@ -37,11 +38,13 @@ extension TrackerDatabase {
     /// - Returns: The newest logged action: the cursor of the next exchange.
     func exchange(
         after cursor: Int64?, until deadline: ContinuousClock.Instant,
-        _ send: @escaping @Sendable ([LoggedAction]) -> TrackerContents
+        _ send: @escaping @Sendable ([LoggedEntry]) -> TrackerContents
     ) async throws -> Int64 {
         try await backend.write(until: deadline) { sql in
             guard let sql = sql as? GRDBStatements else { throw TrackerError.syncNeedsSQLite }
-            let applied = try cursor.map { try Self.loggedActions(after: $0, in: sql).map(\.action) } ?? []
+            let applied = try cursor.map { cursor in
+                try Self.loggedActions(after: cursor, in: sql).map { LoggedEntry(id: $0.id, action: $0.action) }
+            } ?? []
             let contents = send(applied)
             // Unchanged, nothing is written: a write would wake the database's watchers, which exchange again.
             if try Self.contents(in: sql) != contents {

@@ -32,6 +32,9 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
     case nothingToRedo
     /// The rows an undo or redo would change are no longer as the change left them: what changed.
     case changedSince(String)
+    /// An action made in a copy of the tracker (`--remote`) names a row that another change removed or replaced
+    /// before the action reached the server; nothing was changed.
+    case changedElsewhere(String)
     /// Another program held the database locked longer than the tracker's lock timeout; nothing was written.
     case databaseLocked(waited: Duration)
     /// The database file was removed or replaced while the tracker had it open; nothing more is written to it.
@@ -84,6 +87,8 @@ public enum TrackerError: Error, Equatable, Sendable, CustomStringConvertible {
             "There is nothing to redo (a change made after an undo cannot be redone past)."
         case .changedSince(let what):
             "Cannot undo or redo that change: \(what). Nothing was changed."
+        case .changedElsewhere(let what):
+            "Not applied: \(what), changed elsewhere meanwhile. Nothing was changed."
         case .databaseLocked(let waited):
             """
             The database is locked by another program; timetrack waited \(waited.inSeconds) s and wrote \

@@ -126,7 +126,7 @@ extension TrackerError {
              .invalidActivityTimes:
             .badRequest
         case .projectNotFound, .activityNotFound: .notFound
-        case .duplicateName, .alreadyRunning, .notRunning, .nothingToUndo, .nothingToRedo, .changedSince,
+        case .duplicateName, .alreadyRunning, .notRunning, .nothingToUndo, .nothingToRedo, .changedSince, .changedElsewhere,
              .overlappingActivity, .importRefused:
             .conflict
         case .databaseLocked, .databaseGone: .serviceUnavailable

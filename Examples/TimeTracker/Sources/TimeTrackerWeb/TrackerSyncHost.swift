@@ -33,6 +33,10 @@ public final class TrackerSyncHost: Sendable {
         server.host(
             store: Self.storeName, keptBy: { try tracker.contents() },
             reducer: { (contents: inout TrackerContents, action: SyncedTrackerAction) in
+                // An app's time is its own clock's: a change dated ahead of this server's would start an activity in
+                // the future, or make a running one's time wrong.
+                let ahead = action.logged.at - Date().timeIntervalSince1970
+                guard ahead <= Self.clockTolerance else { throw ChangeFromTheFuture(seconds: ahead) }
                 contents = try tracker.applySynced(action)
             }
         )
@@ -44,9 +48,21 @@ public final class TrackerSyncHost: Sendable {
         subscription.cancel()
     }
 
+    /// How far ahead of this server's clock an app's may be: its changes are dated by it.
+    static let clockTolerance: Double = 300
+
     /// Where the sync server's file goes for the database at `databasePath`: beside it.
     public static func storagePath(besides databasePath: String) -> String {
         let url = URL(fileURLWithPath: databasePath)
         return url.deletingPathExtension().path + "-sync.sqlite"
+    }
+}
+
+/// A change dated ahead of the server's clock by more than ``TrackerSyncHost/clockTolerance``.
+struct ChangeFromTheFuture: Error, CustomStringConvertible {
+    let seconds: Double
+
+    var description: String {
+        "It is dated \(Int(seconds)) seconds ahead of the server's clock: check the clock of the machine it was made on."
     }
 }

@@ -125,13 +125,14 @@ struct DatabaseOptions: ParsableArguments {
         return url
     }
 
-    /// The access token for `--remote`: `$TIMETRACK_TOKEN`, or the first line of `--token-file`.
+    /// The access token for `--remote`: the first line of `--token-file` when given (what the command line says
+    /// wins over the environment), else `$TIMETRACK_TOKEN`.
     private func remoteToken() throws -> String {
-        if let token = ProcessInfo.processInfo.environment["TIMETRACK_TOKEN"], !token.isEmpty { return token }
-        guard let tokenFile else {
-            throw ValidationError("--remote needs the server's access token: set $TIMETRACK_TOKEN or give --token-file.")
+        if let tokenFile { return try TokenFile.read(tokenFile) }
+        guard let token = ProcessInfo.processInfo.environment["TIMETRACK_TOKEN"], !token.isEmpty else {
+            throw ValidationError("--remote needs the server's access token: give --token-file or set $TIMETRACK_TOKEN.")
         }
-        return try TokenFile.read(tokenFile)
+        return token
     }
 
     /// Opens the tracker, and tells the user on standard error what they should know about the database.

@@ -17,10 +17,14 @@ final class RemoteCopy: Sendable {
     let server: URL
     let tracker: TimeTracker
     let synced: SyncedStore<TrackerContents, SyncedTrackerAction>
-    /// The copy's newest logged action at the last exchange. Exchanges run one at a time (see ``follow()``).
-    private let cursor: Mutex<Int64?>
+    private let outbox: URL
+    /// The copy's record, whose cursor is the copy's newest logged action handed to the outbox. Exchanges run one at
+    /// a time (see ``follow()``).
+    private let record: Mutex<CopyRecord>
     /// Why the server did not answer when the copy was opened; `nil` when it did.
     let openingFailure: SyncError?
+    /// The outbox's number of this command's first action: refusals of earlier ones are news, not its failure.
+    private let firstOwnAction = Mutex<Int64>(1)
 
     /// Whether the server could not be reached when the copy was opened: the copy shows what was last heard.
     var serverWasUnreachable: Bool {
@@ -29,45 +33,115 @@ final class RemoteCopy: Sendable {
 
     /// Opens the copy at `path` and its outbox beside it, and takes the server's state now if it answers within
     /// a few seconds.
+    ///
+    /// - Throws: ``NotACopy`` when `path` holds a database that is not a copy of `server`.
     static func open(server: URL, token: String, path: String, lockTimeout: Duration) async throws -> RemoteCopy {
+        let outbox = URL(fileURLWithPath: path + ".outbox", isDirectory: true)
+        let record = try Self.record(for: server, path: path, outbox: outbox)
         let synced = try SyncedStore(
             name: storeName, initialState: TrackerContents(),
             reducer: { (contents: inout TrackerContents, action: SyncedTrackerAction) -> Effect<SyncedTrackerAction> in
                 SyncedTrackerAction.reducer.reduce(&contents, action)
             },
-            server: server.appendingPathComponent("sync/"), token: token,
-            outbox: URL(fileURLWithPath: path + ".outbox", isDirectory: true)
+            server: server.appendingPathComponent("sync/"), token: token, outbox: outbox
         )
         let failure = await Self.pull(synced, within: .seconds(5))
         let tracker = try TimeTracker(path: path, lockTimeout: lockTimeout)
-        let copy = RemoteCopy(server: server, tracker: tracker, synced: synced, openingFailure: failure)
+        let copy = RemoteCopy(
+            server: server, tracker: tracker, synced: synced, outbox: outbox, record: record, openingFailure: failure
+        )
+        // Hands over what an earlier command left (one killed before its outbox held its actions).
         try await copy.exchange()
+        copy.firstOwnAction.withLock { $0 = synced.nextSequenceNumber }
         return copy
     }
 
+    /// The record of the copy at `path`: a new one for a database yet to be made; the one beside it if it copies
+    /// `server`.
+    private static func record(for server: URL, path: String, outbox: URL) throws -> CopyRecord {
+        guard let record = try CopyRecord.read(in: outbox) else {
+            guard !FileManager.default.fileExists(atPath: path) else {
+                throw NotACopy(description: """
+                    \(path) is a tracker of its own, not a copy of \(server.absoluteString): --remote would replace what \
+                    it holds with the server's. Give --db a new path for the copy (or none: one is made per server).
+                    """)
+            }
+            return CopyRecord(server: server.absoluteString, copy: UUID().uuidString, cursor: nil)
+        }
+        guard record.server == server.absoluteString else {
+            throw NotACopy(description: """
+                \(path) is a copy of \(record.server), not of \(server.absoluteString): give --db another path for this \
+                server (or none: one is made per server).
+                """)
+        }
+        return record
+    }
+
     private init(
-        server: URL, tracker: TimeTracker, synced: SyncedStore<TrackerContents, SyncedTrackerAction>,
-        openingFailure: SyncError?
+        server: URL, tracker: TimeTracker, synced: SyncedStore<TrackerContents, SyncedTrackerAction>, outbox: URL,
+        record: CopyRecord, openingFailure: SyncError?
     ) {
         self.server = server
         self.tracker = tracker
         self.synced = synced
+        self.outbox = outbox
+        self.record = Mutex(record)
         self.openingFailure = openingFailure
-        cursor = Mutex(nil)
     }
 
-    /// Hands the synced store what was applied to the copy since the last exchange, and makes the copy show the
-    /// synced store's state.
+    /// Hands the synced store what was applied to the copy since the last exchange, makes the copy show the synced
+    /// store's state, and records how far the outbox holds the copy's actions.
+    ///
+    /// - Throws: ``ChangeNotQueued`` when an action could not be queued (the outbox is full, or it is too large to
+    ///   push): it is undone in the copy.
     func exchange() async throws {
-        let synced = synced
-        let next = try await tracker.exchange(after: cursor.withLock { $0 }) { applied in
-            for logged in applied {
-                synced.store.dispatch(SyncedTrackerAction(logged, origin: TimeTracker.processOrigin))
+        let (synced, before) = (synced, record.withLock { $0 })
+        let notQueued = Mutex<ChangeNotQueued?>(nil)
+        let next = try await tracker.exchange(after: before.cursor) { entries in
+            for entry in entries {
+                // Its ids are those of the contents it was applied to in the copy: the synced store's, so far.
+                let action = SyncedTrackerAction(
+                    entry.action, madeOn: synced.store.state, origin: TimeTracker.processOrigin, id: "\(before.copy).\(entry.id)"
+                )
+                if let refusal = Self.refusal(of: action, by: synced) {
+                    notQueued.withLock { $0 = refusal }
+                } else {
+                    synced.store.dispatch(action)
+                }
             }
             return synced.store.state
         }
-        cursor.withLock { $0 = next }
+        try synced.flush()
+        var after = before
+        after.cursor = next
+        if after != before { try after.write(in: outbox) }
+        record.withLock { $0 = after }
+        if let refusal = notQueued.withLock({ $0 }) { throw refusal }
     }
+
+    /// Why `action` cannot be queued, if it cannot: the outbox is full, or the action is larger than a push carries
+    /// (it would stop every action after it from being pushed).
+    private static func refusal(
+        of action: SyncedTrackerAction, by synced: SyncedStore<TrackerContents, SyncedTrackerAction>
+    ) -> ChangeNotQueued? {
+        let size = (try? JSONEncoder().encode(action).count) ?? 0
+        if size > maximumActionSize {
+            return ChangeNotQueued(description: """
+                \(action) is too large to send (\(size / 1024) KiB, at most \(maximumActionSize / 1024) KiB): it is undone \
+                here. Import smaller files, or import on the server.
+                """)
+        }
+        if case .failed(.outboxFull(let limit)) = synced.status {
+            return ChangeNotQueued(description: """
+                \(action) is not sent: \(limit) changes already wait here, the most a copy keeps. It is undone here; \
+                send the others first (timetrack sync).
+                """)
+        }
+        return nil
+    }
+
+    /// The largest action queued: what the synced store pushes in one batch (1 MiB).
+    static let maximumActionSize = 1 << 20
 
     /// Exchanges whenever an action is applied to the copy or the synced store changes, until the task it runs in is
     /// cancelled: for a command that stays (`watch`).
@@ -107,13 +181,15 @@ final class RemoteCopy: Sendable {
         // A server that did not answer a moment ago is not waited for: the changes wait in the outbox. Said from
         // that answer rather than the sync loops' status, which may not have tried yet.
         case .unreachable(_)?:
-            status = synced.pendingCount == 0 ? .synced : .offline(since: Date(), retryingAt: Date())
+            status = .offline(since: Date(), retryingAt: Date())
         case let failure?:
             status = .failed(failure)
         }
         if case .refused = status { synced.acknowledgeRefusals() }
         try await exchange()
-        return SyncReport(server: server, status: status, pending: synced.pendingCount)
+        return SyncReport(
+            server: server, status: status, pending: synced.pendingCount, ownFrom: firstOwnAction.withLock { $0 }
+        )
     }
 
     /// Why the server's state could not be taken within `timeout`; `nil` once it was.

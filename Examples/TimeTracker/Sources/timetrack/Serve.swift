@@ -44,6 +44,9 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("An idle timeout is a number of seconds above 0, at most 86400 (a day).")
         }
         if let maximumConnections, maximumConnections < 1 { throw ValidationError("--max-connections is at least 1.") }
+        guard token == nil || database.tokenFile == nil else {
+            throw ValidationError("Give the access token with --token or --token-file, not both.")
+        }
         if let token = token ?? ProcessInfo.processInfo.environment["TIMETRACK_TOKEN"], token.count < 16 {
             throw ValidationError("An access token has at least 16 characters.")
         }
@@ -52,8 +55,9 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let tracker = try await database.openTracker()
-        let accessToken = try token ?? ProcessInfo.processInfo.environment["TIMETRACK_TOKEN"]
-            ?? database.tokenFile.map { try TokenFile.readOrCreate($0, making: Self.makeToken) }
+        // What the command line says wins over the environment.
+        let accessToken = try token ?? database.tokenFile.map { try TokenFile.readOrCreate($0, making: Self.makeToken) }
+            ?? ProcessInfo.processInfo.environment["TIMETRACK_TOKEN"]
             ?? (RequestGuard.isLoopback(host) ? nil : Self.makeToken())
         let sync = try accessToken.flatMap { token in
             try database.url == nil
@@ -73,7 +77,7 @@ struct Serve: AsyncParsableCommand {
                 StandardOutput.warn("requests need the access token; the link above carries it: share it only with people you trust.")
             }
             if sync != nil {
-                let token = tokenFile.map { "--token-file \($0)" } ?? "$TIMETRACK_TOKEN set to the token"
+                let token = tokenFile.map { "--token-file \($0)" } ?? "$TIMETRACK_TOKEN set to the access token"
                 StandardOutput.report("apps sync with it: timetrack --remote \(address):\(port)/ \(token) COMMAND\n")
             }
         }

@@ -42,11 +42,19 @@ struct RemoteCommandTests {
     struct Copy {
         let database = TemporaryDatabase()
 
-        func run(_ server: Server, _ arguments: [String], environment: [String: String] = [:]) async throws
-            -> (status: Int32, output: String, errors: String)
-        {
-            let arguments = arguments + ["--remote", server.url, "--token-file", server.tokenFile, "--db", database.path]
+        func run(
+            _ server: Server, _ arguments: [String], tokenFile: String? = nil, environment: [String: String] = [:]
+        ) async throws -> (status: Int32, output: String, errors: String) {
+            let arguments = arguments + [
+                "--remote", server.url, "--token-file", tokenFile ?? server.tokenFile, "--db", database.path,
+            ]
             return try await offThePool { try TimetrackProcess.run(arguments, environment: environment) }
+        }
+
+        /// Runs a command on the copy's database as on any other, without `--remote`.
+        func runWithoutRemote(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
+            let arguments = arguments + ["--db", database.path]
+            return try await offThePool { try TimetrackProcess.run(arguments) }
         }
     }
 
@@ -78,6 +86,8 @@ struct RemoteCommandTests {
         let copy = Copy()
         #expect(try await copy.run(server, ["add", "Writing"]).status == 0)
         await server.stop()
+        let nothingToSend = try await copy.run(server, ["sync"])
+        #expect(nothingToSend.status != 0 && nothingToSend.output.contains("cannot be reached"), "\(nothingToSend)")
         let queued = try await copy.run(server, ["add", "Reading"])
         #expect(queued.status == 0 && queued.output == "Added \"Reading\".\n", "\(queued)")
         #expect(queued.errors.contains("queued") && queued.errors.contains("1 change waits here"), "\(queued.errors)")
@@ -108,10 +118,11 @@ struct RemoteCommandTests {
         #expect(try await b.run(server, ["add", "Reading"]).status == 0)
         try await server.start()
         #expect(try await a.run(server, ["sync"]).status == 0)
-        let refused = try await b.run(server, ["sync"])
-        #expect(refused.status != 0, "\(refused)")
-        #expect(refused.output.contains("The server refused") && refused.output.contains("already exists"), "\(refused)")
-        let expected = ["Reading", "Writing"]
+        // A command whose own change the server takes succeeds, and tells of the earlier change it refused.
+        let other = try await b.run(server, ["add", "Other"])
+        #expect(other.status == 0 && other.output == "Added \"Other\".\n", "\(other)")
+        #expect(other.errors.contains("The server refused") && other.errors.contains("already exists"), "\(other)")
+        let expected = ["Other", "Reading", "Writing"]
         #expect(names(try await local(server, ["list"]).output) == expected)
         #expect(names(try await a.run(server, ["list"]).output) == expected)
         #expect(names(try await b.run(server, ["list"]).output) == expected)
@@ -119,15 +130,21 @@ struct RemoteCommandTests {
     }
 
     /// A wrong token: the server refuses to sync, the command says so and fails, and the change waits in the copy
-    /// until a command with the right token sends it.
+    /// until a command with the right token sends it. A token file given wins over `$TIMETRACK_TOKEN`.
     @Test func aWrongTokenIsRefusedAndTheChangeWaits() async throws {
         let server = Server()
         try await server.start()
         let copy = Copy()
-        let wrong = try await copy.run(server, ["add", "Writing"], environment: ["TIMETRACK_TOKEN": "not-the-servers-token"])
+        let wrongFile = copy.database.directory.appendingPathComponent("wrong-token").path
+        try FileManager.default.createDirectory(at: copy.database.directory, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(
+            atPath: wrongFile, contents: Data("not-the-servers-token\n".utf8), attributes: [.posixPermissions: 0o600]
+        ))
+        let wrong = try await copy.run(server, ["add", "Writing"], tokenFile: wrongFile)
         #expect(wrong.status != 0 && wrong.errors.contains("401") && wrong.errors.contains("Check the token"), "\(wrong)")
         #expect(names(try await local(server, ["list"]).output).isEmpty)
-        #expect(try await copy.run(server, ["sync"]).status == 0)
+        let synced = try await copy.run(server, ["sync"], environment: ["TIMETRACK_TOKEN": "not-the-servers-token"])
+        #expect(synced.status == 0, "\(synced)")
         #expect(names(try await local(server, ["list"]).output) == ["Writing"])
         await server.stop()
     }
@@ -145,6 +162,72 @@ struct RemoteCommandTests {
         #expect(await eventually(timeout: .seconds(30)) { watch.output.contains("Direct") }, "\(watch.output)\(watch.errors)")
         watch.signal(SIGINT)
         _ = watch.waitForExit()
+        await server.stop()
+    }
+
+    /// `--remote` never takes a database that is not its copy: a tracker of its own, or another server's copy, would
+    /// be overwritten with the server's contents.
+    @Test func aDatabaseThatIsNotThisServersCopyIsRefusedAndLeftAlone() async throws {
+        let (server, other) = (Server(), Server())
+        try await server.start()
+        try await other.start()
+        let mine = Copy()
+        #expect(try await mine.runWithoutRemote(["add", "Precious"]).status == 0)
+        let refused = try await mine.run(server, ["list"])
+        #expect(refused.status != 0 && refused.errors.contains("not a copy of"), "\(refused)")
+        #expect(try await mine.runWithoutRemote(["list"]).output.contains("Precious"))
+        let copy = Copy()
+        #expect(try await copy.run(server, ["list"]).status == 0)
+        let elsewhere = try await copy.run(other, ["list"])
+        #expect(elsewhere.status != 0 && elsewhere.errors.contains("is a copy of \(server.url)"), "\(elsewhere)")
+        await server.stop()
+        await other.stop()
+    }
+
+    /// An action applied to a copy and not yet handed to its outbox (the command was killed in between) is sent by
+    /// the next command, once. Applied to the copy without `--remote`, an action is in exactly that state.
+    @Test func anActionLeftInTheCopyIsSentByTheNextCommand() async throws {
+        let server = Server()
+        try await server.start()
+        let copy = Copy()
+        #expect(try await copy.run(server, ["add", "Writing"]).status == 0)
+        #expect(try await copy.runWithoutRemote(["add", "Left"]).status == 0)
+        #expect(try await copy.run(server, ["sync"]).status == 0)
+        #expect(try await copy.run(server, ["sync"]).status == 0)
+        #expect(names(try await local(server, ["list"]).output) == ["Left", "Writing"])
+        await server.stop()
+    }
+
+    /// A change too large to push (more than a push carries) is refused when it is made, and undone in the copy:
+    /// queued, it would have stopped every later change.
+    @Test func aChangeTooLargeToSendIsRefusedAndUndone() async throws {
+        let server = Server()
+        try await server.start()
+        let copy = Copy()
+        let file = copy.database.directory.appendingPathComponent("large.jsonl")
+        try FileManager.default.createDirectory(at: copy.database.directory, withIntermediateDirectories: true)
+        let lines = (0..<6_000).map { #"{"project":"\#(String(repeating: "x", count: 190))\#($0)","created":"2026-11-01T09:00:00Z"}"# }
+        try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        let refused = try await copy.run(server, ["import", file.path])
+        #expect(refused.status != 0 && refused.errors.contains("too large to send"), "\(refused.errors)")
+        #expect(names(try await copy.run(server, ["list"]).output).isEmpty)
+        #expect(try await copy.run(server, ["add", "Small"]).status == 0)
+        #expect(names(try await local(server, ["list"]).output) == ["Small"])
+        await server.stop()
+    }
+
+    /// A change dated ahead of the server's clock by more than a few minutes is refused by the server and undone.
+    @Test(.enabled(if: FakedClock.isAvailable, "needs Debian's faketime"))
+    func aChangeFromAClockAheadIsRefused() async throws {
+        let server = Server()
+        try await server.start()
+        let copy = Copy()
+        #expect(try await copy.run(server, ["add", "Writing"]).status == 0)
+        let arguments = ["start", "Writing", "--remote", server.url, "--token-file", server.tokenFile, "--db", copy.database.path]
+        let status = try await offThePool { try FakedClock.run(at: "+1d", arguments) }
+        #expect(status != 0)
+        #expect(!(try await local(server, ["list"]).output.contains("running")))
+        #expect(!(try await copy.run(server, ["list"]).output.contains("running")))
         await server.stop()
     }
 

@@ -15,7 +15,7 @@ import TimeTrackerTestSupport
     @Test func anActionPushedTwiceIsAppliedOnce() async throws {
         let database = TemporaryDatabase()
         let tracker = try TimeTracker(path: database.path)
-        let add = SyncedTrackerAction(.addProject(name: "Writing"), at: 1_000, origin: "a laptop")
+        let add = SyncedTrackerAction(LoggedAction(.addProject(name: "Writing"), at: 1_000), madeOn: TrackerContents(), origin: "a laptop")
         let first = try await applySynced(add, to: tracker)
         let second = try await applySynced(add, to: tracker)
         #expect(first.projects.map(\.name) == ["Writing"])
@@ -34,7 +34,7 @@ import TimeTrackerTestSupport
             .stopActivity(projectID: 1), .deleteProject(id: 2), .undo, .renameProject(id: 1, name: "Essays"),
         ]
         for (offset, action) in actions.enumerated() {
-            let synced = SyncedTrackerAction(action, at: 1_000 + Double(offset) * 60, origin: "an app")
+            let synced = SyncedTrackerAction(LoggedAction(action, at: 1_000 + Double(offset) * 60), madeOn: copy, origin: "an app")
             _ = SyncedTrackerAction.reducer.reduce(&copy, synced)
             contents = try await applySynced(synced, to: tracker)
         }
@@ -42,12 +42,53 @@ import TimeTrackerTestSupport
         #expect(contents.projects.map(\.name) == ["Essays", "Reading"])
     }
 
+    /// Ids differ between copies: a copy offline gives a project it adds the next id, which the server may give to
+    /// another meanwhile. An action reaches the rows the user meant, found by their names and starts, on the server
+    /// as in the copy; an undo whose step is no longer the newest is refused rather than undoing another change.
+    @Test func anActionReachesTheRowsTheUserMeantWhateverTheirIds() async throws {
+        let tracker = try TimeTracker(path: TemporaryDatabase().path)
+        func made(_ action: TrackerAction, at time: Double, on contents: inout TrackerContents) -> SyncedTrackerAction {
+            let synced = SyncedTrackerAction(LoggedAction(action, at: time), madeOn: contents, origin: "a copy")
+            _ = SyncedTrackerAction.reducer.reduce(&contents, synced)
+            return synced
+        }
+        try await tracker.perform(.addProject(name: "Alpha"))
+        var copy = try await Task.detached { try tracker.contents() }.value
+        // Offline: the copy adds Beta (its id 2 there), logs an hour on it, and deletes that activity; it undoes it.
+        let offline = [
+            made(.addProject(name: "Beta"), at: 100, on: &copy),
+            made(
+                .addActivity(projectID: 2, startedAt: Date(timeIntervalSince1970: 200), stoppedAt: Date(timeIntervalSince1970: 3_800)),
+                at: 4_000, on: &copy
+            ),
+            made(.startActivity(projectID: 2), at: 5_000, on: &copy),
+        ]
+        let deleteTheHour = made(.deleteActivity(id: copy.activities.first { $0.startedAt == 200 }?.id ?? 0), at: 6_000, on: &copy)
+        // Meanwhile the server gives id 2 to Gamma, and logs an activity of its own, id 1.
+        try await tracker.perform(.addProject(name: "Gamma"))
+        try await tracker.perform(
+            .addActivity(projectID: 1, startedAt: Date(timeIntervalSince1970: 50), stoppedAt: Date(timeIntervalSince1970: 90))
+        )
+        for synced in offline + [deleteTheHour] { _ = try await applySynced(synced, to: tracker) }
+        let contents = try await Task.detached { try tracker.contents() }.value
+        let beta = try #require(contents.projects.first { $0.name == "Beta" })
+        #expect(beta.id == 3)
+        #expect(contents.activities.map(\.projectID).sorted() == [1, 3], "Alpha's activity kept; Beta's hour deleted, Beta running")
+        #expect(contents.activities.contains { $0.projectID == beta.id && $0.stoppedAt == nil })
+        // The copy's undo was of "Start Beta"; the server's newest change is now another.
+        try await tracker.perform(.stopActivity(projectID: beta.id))
+        let undo = made(.undo, at: 7_000, on: &copy)
+        let before = try await Task.detached { try tracker.contents() }.value
+        await #expect(throws: TrackerError.self) { _ = try await applySynced(undo, to: tracker) }
+        #expect(try await Task.detached { try tracker.contents() }.value == before)
+    }
+
     @Test func anActionTheRulesRefuseWritesNothing() async throws {
         let database = TemporaryDatabase()
         let tracker = try TimeTracker(path: database.path)
-        _ = try await applySynced(SyncedTrackerAction(.addProject(name: "Writing"), at: 1, origin: "a"), to: tracker)
+        _ = try await applySynced(SyncedTrackerAction(LoggedAction(.addProject(name: "Writing"), at: 1), madeOn: TrackerContents(), origin: "a"), to: tracker)
         await #expect(throws: TrackerError.duplicateName(existing: "Writing")) {
-            _ = try await applySynced(SyncedTrackerAction(.addProject(name: "writing"), at: 2, origin: "b"), to: tracker)
+            _ = try await applySynced(SyncedTrackerAction(LoggedAction(.addProject(name: "writing"), at: 2), madeOn: TrackerContents(), origin: "b"), to: tracker)
         }
         #expect(try database.count("project") == 1)
         #expect(try database.count("actionLog") == 1 && database.count("syncReceipt") == 1)
@@ -83,9 +124,9 @@ import TimeTrackerTestSupport
         let sent = Recorder<TrackerAction>()
         cursor = try await copy.exchange(after: cursor) { actions in
             var contents = TrackerContents()
-            for logged in actions {
-                sent.append(logged.action)
-                _ = SyncedTrackerAction.reducer.reduce(&contents, SyncedTrackerAction(logged, origin: "test"))
+            for entry in actions {
+                sent.append(entry.action.action)
+                _ = SyncedTrackerAction.reducer.reduce(&contents, SyncedTrackerAction(entry.action, madeOn: contents, origin: "test"))
             }
             return contents
         }
