@@ -33,6 +33,11 @@ struct NotACopy: Error, CustomStringConvertible {
     let description: String
 }
 
+/// Another command uses the copy past the lock timeout.
+struct CopyInUse: Error, CustomStringConvertible {
+    let description: String
+}
+
 /// Why a change made in a copy was not queued for the server (and was undone in the copy).
 struct ChangeNotQueued: Error, CustomStringConvertible {
     let description: String

@@ -38,13 +38,7 @@ final class RemoteCopy: Sendable {
     static func open(server: URL, token: String, path: String, lockTimeout: Duration) async throws -> RemoteCopy {
         let outbox = URL(fileURLWithPath: path + ".outbox", isDirectory: true)
         let record = try Self.record(for: server, path: path, outbox: outbox)
-        let synced = try SyncedStore(
-            name: storeName, initialState: TrackerContents(),
-            reducer: { (contents: inout TrackerContents, action: SyncedTrackerAction) -> Effect<SyncedTrackerAction> in
-                SyncedTrackerAction.reducer.reduce(&contents, action)
-            },
-            server: server.appendingPathComponent("sync/"), token: token, outbox: outbox
-        )
+        let synced = try await Self.syncedStore(server: server, token: token, outbox: outbox, path: path, waiting: lockTimeout)
         let failure = await Self.pull(synced, within: .seconds(5))
         let tracker = try TimeTracker(path: path, lockTimeout: lockTimeout)
         let copy = RemoteCopy(
@@ -54,6 +48,34 @@ final class RemoteCopy: Sendable {
         try await copy.exchange()
         copy.firstOwnAction.withLock { $0 = synced.nextSequenceNumber }
         return copy
+    }
+
+    /// The copy's synced store, once no other command uses the copy (a copy has one outbox, which one process
+    /// writes at a time), waiting for it as a change waits for a locked database.
+    private static func syncedStore(
+        server: URL, token: String, outbox: URL, path: String, waiting timeout: Duration
+    ) async throws -> SyncedStore<TrackerContents, SyncedTrackerAction> {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do throws(SyncError) {
+                return try SyncedStore(
+                    name: storeName, initialState: TrackerContents(),
+                    reducer: { (contents: inout TrackerContents, action: SyncedTrackerAction) -> Effect<SyncedTrackerAction> in
+                        SyncedTrackerAction.reducer.reduce(&contents, action)
+                    },
+                    server: server.appendingPathComponent("sync/"), token: token, outbox: outbox
+                )
+            } catch {
+                guard case .outboxInUse = error else { throw error }
+                guard ContinuousClock.now < deadline else {
+                    throw CopyInUse(description: """
+                        Another timetrack command (a watch?) uses the copy \(path), and went on past the lock timeout: \
+                        wait for it to end, or give this command another --db.
+                        """)
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
     }
 
     /// The record of the copy at `path`: a new one for a database yet to be made; the one beside it if it copies

@@ -231,6 +231,24 @@ struct RemoteCommandTests {
         await server.stop()
     }
 
+    /// A copy has one outbox, which one command at a time writes: another command waits for it as for a locked
+    /// database, then says which command holds it; once that one ends, it works.
+    @Test func aCopyInUseByAnotherCommandIsWaitedForThenNamed() async throws {
+        let server = Server()
+        try await server.start()
+        let copy = Copy()
+        let watch = try TimetrackProcess([
+            "watch", "--remote", server.url, "--token-file", server.tokenFile, "--db", copy.database.path,
+        ])
+        #expect(await eventually { watch.output.contains("No projects yet") })
+        let waited = try await copy.run(server, ["add", "Writing", "--lock-timeout", "0.3"])
+        #expect(waited.status != 0 && waited.errors.contains("Another timetrack command"), "\(waited)")
+        watch.signal(SIGINT)
+        _ = watch.waitForExit()
+        #expect(try await copy.run(server, ["add", "Writing"]).status == 0)
+        await server.stop()
+    }
+
     /// A watching copy of a tracker with a running activity rests between changes: the copy's state changes at every
     /// reading then (the elapsed time), and following it, rather than its actions, had each exchange call for another.
     @Test func aWatchingCopyRestsWhileAnActivityRuns() async throws {
