@@ -17,6 +17,11 @@ enum LinuxFeedClient {
         var configuration = HTTPClient.Configuration()
         configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(30), read: .seconds(60))
         configuration.redirectConfiguration = .disallow
+        // A feed holds its connection for as long as it is followed: the pool's default of 8 a host would leave a
+        // ninth store or container of one app waiting for another's to end.
+        configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 100_000
+        )
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 

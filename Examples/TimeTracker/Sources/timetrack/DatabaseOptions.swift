@@ -35,7 +35,7 @@ struct DatabaseOptions: ParsableArguments {
                 The command works on a copy of the server's tracker at --db (default: one per server, beside the \
                 default database), which takes the server's state first; its changes are sent to the server, or wait \
                 in the copy's outbox while the server cannot be reached (`timetrack sync` sends them). The server's \
-                access token comes from $TIMETRACK_TOKEN or --token-file.
+                access token comes from --token-file, or else $TIMETRACK_TOKEN.
                 """,
             valueName: "url"
         )

@@ -61,6 +61,20 @@ import Testing
         }
     }
 
+    /// An app follows as many stores of one server as it has, each on a connection of its own for as long as it
+    /// follows: a twelfth hears another's action as the first does.
+    @Test func manyStoresOfOneAppFollowOneServerAtOnce() async throws {
+        let syncServer = try Fixture.server()
+        try await withRunningServer(syncServer) { server async throws in
+            let stores = try (0..<12).map { _ in try synced(server.url) }
+            #expect(await eventually(timeout: .seconds(60)) { syncServer.followerCounts["tracker"] == stores.count })
+            stores[0].store.dispatch(.count(7))
+            for store in stores {
+                #expect(await eventually { store.store.state.total == 7 })
+            }
+        }
+    }
+
     /// A program that runs once pulls the server's state rather than wait for the feed: once `pull` returns, the
     /// store shows it, with its own pending actions on top; a server that cannot be reached throws and changes
     /// nothing.
