@@ -180,10 +180,21 @@ extension Store {
         guard let persistence else { return }
         // A dispatch tells the persistence of its change after it leaves the state's lock: one between the two
         // would be missed. Told here too, under the count it has; the persistence keeps the newest it is told of.
-        if let (state, count) = core.withLock({ core in core.followedState.map { ($0, core.changeCount) } }) {
-            persistence.changed(state, count: count)
-        }
+        // Tried rather than waited for: a flush from code that runs under that lock (a reducer) would wait for
+        // itself; a change whose lock is held is not committed yet, and need not be written.
+        if let (state, count) = committedState() { persistence.changed(state, count: count) }
         try persistence.flush()
+    }
+
+    /// The state and its count as last committed, if the state's lock is free within a few tries.
+    private func committedState() -> (State, UInt64)? {
+        for _ in 0..<100 {
+            if let committed = core.withLockIfAvailable({ core in core.followedState.map { ($0, core.changeCount) } }) {
+                return committed
+            }
+            sched_yield()
+        }
+        return nil
     }
 
     /// For a persisted store, the last storage failure (`nil` once a write succeeds); `nil` without storage.

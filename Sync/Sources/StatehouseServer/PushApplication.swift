@@ -75,6 +75,8 @@ struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendabl
                     next.state = changed
                     next.cursor += 1
                     applied.append((pushed.seq, pushed.action))
+                } catch let unavailable as SyncUnavailable {
+                    throw .unavailable(unavailable.reason)
                 } catch {
                     refused.append((pushed.seq, pushed.action, "The reducer refused it: \(error)"))
                 }
@@ -110,6 +112,19 @@ enum PushFailure: Error, Equatable {
     case tooManyClients(String)
     /// The storage failed; nothing was applied, the client pushes again later.
     case unavailable(String)
+}
+
+/// What a hosted store's reducer throws when it cannot apply an action now (the app's database is locked or
+/// failing): the push is answered 503 and nothing of it counts, so the client pushes it again later. Any other error
+/// refuses the action for good.
+public struct SyncUnavailable: Error, Sendable, CustomStringConvertible {
+    public let reason: String
+
+    public init(_ reason: String) {
+        self.reason = reason
+    }
+
+    public var description: String { reason }
 }
 
 /// What a store's `authorize` hook says of an action.

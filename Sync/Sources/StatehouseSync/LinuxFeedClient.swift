@@ -9,7 +9,8 @@ import NIOHTTP1
 ///
 /// FoundationNetworking (libcurl under dispatch sources) keeps re-arming the socket's sources while a response
 /// streams: a process following a feed that sends nothing used 90 % of a processor (Swift 6.3.1, with or without a
-/// timeout). Requests that end stay on `URLSession`, on Linux too.
+/// timeout). Requests that end stay on `URLSession`, on Linux too. Redirects are not followed here: a feed's address
+/// is the server's own.
 enum LinuxFeedClient {
     /// One client for the process's feeds, never shut down: it lives as long as the process. A connection that
     /// brings nothing for a minute is gone (the server's heartbeat comes every 15 s), and the feed fails.
@@ -36,8 +37,12 @@ enum LinuxFeedClient {
                 for (name, value) in request.allHTTPHeaderFields ?? [:] { feed.headers.add(name: name, value: value) }
                 let response = try await client.execute(feed, timeout: .seconds(60))
                 guard response.status == .ok else {
-                    let body = try await response.body.collect(upTo: errorBodyLimit)
-                    throw SyncHTTP.failure(status: Int(response.status.code), body: Data(body.readableBytesView))
+                    // Its start is enough for the message: a proxy's page of refusal may be long.
+                    var body = Data()
+                    for try await buffer in response.body where body.count < errorBodyLimit {
+                        body.append(contentsOf: buffer.readableBytesView.prefix(errorBodyLimit - body.count))
+                    }
+                    throw SyncHTTP.failure(status: Int(response.status.code), body: body)
                 }
                 continuation.yield(.opened)
                 var parser = ServerSentEventParser()

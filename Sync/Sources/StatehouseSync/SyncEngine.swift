@@ -48,7 +48,8 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
     func start() {
         let pushing = Task { await self.pushLoop() }
         let following = Task { await self.feedLoop() }
-        tasks.withLock { $0 = [pushing, following] }
+        let publishing = Task { await self.publishLoop() }
+        tasks.withLock { $0 = [pushing, following, publishing] }
     }
 
     func stop() {
@@ -89,6 +90,14 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
     /// Publishes the status as the health says it now (its count of waiting actions kept by the journal).
     private func publish() {
         update { _ in }
+    }
+
+    /// Publishes the status when a step changed its kind (see `SyncSignals.statusChanged`).
+    private func publishLoop() async {
+        while !Task.isCancelled {
+            await signals.statusChanged.wait()
+            publish()
+        }
     }
 
     /// Pushes what the server has not answered yet, a batch at a time, and waits for more when nothing is left.
@@ -150,14 +159,18 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
     }
 
     private func took(_ answer: PushAnswer, for batch: OutboxBatch<Action>) {
-        journal.dispatch(.pushed(answer))
         let reasons = Dictionary(answer.refused.map { ($0.seq, $0.reason) }, uniquingKeysWith: { first, _ in first })
+        // Described before the health's lock: a description is the app's code, which may read the store.
+        let refusals = batch.actions.compactMap { pushed in
+            reasons[pushed.seq].map { SyncRefusal(seq: pushed.seq, action: String(describing: pushed.action), reason: $0) }
+        }
+        // Refusals first, then the journal drops the refused actions: the other way round, the status would say
+        // `.synced` in between, with nothing pending and no refusal yet.
         update { health in
             health.reached()
-            health.refuse(batch.actions.compactMap { pushed in
-                reasons[pushed.seq].map { SyncRefusal(seq: pushed.seq, action: String(describing: pushed.action), reason: $0) }
-            })
+            health.refuse(refusals)
         }
+        journal.dispatch(.pushed(answer))
     }
 
     /// Takes the server's state now, unless the feed brought a newer one first.

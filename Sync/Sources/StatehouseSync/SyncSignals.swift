@@ -10,6 +10,9 @@ import Synchronization
 /// loop reads the state under the journal's lock, so it finds the action that woke it.
 final class SyncSignals: Sendable {
     let wake = WakeSignal()
+    /// Raised when the status changes kind with a step (nothing waits, something does, the outbox is full): the
+    /// engine's publisher publishes it then, whatever the push loop is waiting for (a back-off of up to 30 s).
+    let statusChanged = WakeSignal()
     /// Taken under the journal's lock, or alone; never the other way round.
     let health: Mutex<SyncHealth>
 
@@ -24,7 +27,12 @@ final class SyncSignals: Sendable {
 
     /// Called by the journal's reducer after each step.
     func journalChanged(pending: Int, byApp: Bool) {
-        health.withLock { $0.pending = pending }
+        let changedKind = health.withLock { health in
+            let before = health.status
+            health.pending = pending
+            return !before.isSameKind(as: health.status)
+        }
+        if changedKind { statusChanged.raise() }
         if byApp { wake.raise() }
     }
 }

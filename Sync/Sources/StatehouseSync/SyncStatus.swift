@@ -25,3 +25,14 @@ public struct SyncRefusal: Sendable, Equatable {
     public let action: String
     public let reason: String
 }
+
+extension SyncStatus {
+    /// Whether both are the same case, whatever their details (`.pending(1)` and `.pending(2)` are).
+    func isSameKind(as other: SyncStatus) -> Bool {
+        switch (self, other) {
+        case (.synced, .synced), (.pending, .pending), (.offline, .offline), (.refused, .refused): true
+        case (.failed(let one), .failed(let other)): one == other
+        default: false
+        }
+    }
+}

@@ -1,6 +1,7 @@
 /// What the ids of an action meant where it was made, so that another copy of the tracker, whose ids differ, finds
-/// the same rows: a project by its name's key, an activity by its project and its start, an undo or redo by the name
-/// of its step.
+/// the same rows: a project by its name's key and its creation time, a deleted one by its name's key and the time it
+/// was deleted, an activity by its project and its start, an undo or redo by the name of its step (two steps of the
+/// same name are not told apart).
 ///
 /// Ids are given by each copy: a project added in a copy offline takes the next id there, and the server may have
 /// given that id to another project meanwhile. An action names rows by id; resolved by these references where it is
@@ -9,6 +10,10 @@
 public struct TrackerReferences: Codable, Equatable, Sendable {
     /// The key (``ProjectName/key(for:)``) of the project the action names, or of the deleted one it restores.
     public var project: String?
+    /// When that project was made: another project given the name since is not it.
+    public var projectCreated: Double?
+    /// When the deleted project it restores was deleted: the same name may have been deleted more than once.
+    public var deletedAt: Double?
     /// The start of the activity the action names (with ``project``, its project's key).
     public var activityStart: Double?
     /// The name of the undo or redo step the action goes through.
@@ -16,18 +21,22 @@ public struct TrackerReferences: Codable, Equatable, Sendable {
 
     /// The references of `action` in `contents`, the contents it is applied to where it is made.
     public init(of action: TrackerAction, in contents: TrackerContents) {
-        func key(ofProject id: Int64) -> String? {
-            contents.projects.first { $0.id == id }?.nameKey
+        func name(project id: Int64?) {
+            let named = contents.projects.first { $0.id == id }
+            project = named?.nameKey
+            projectCreated = named?.created
         }
         switch action {
         case .renameProject(let id, _), .deleteProject(let id), .startActivity(let id), .stopActivity(let id),
              .addActivity(let id, _, _):
-            project = key(ofProject: id)
+            name(project: id)
         case .restoreProject(let id):
-            project = contents.deletedProjects.first { $0.id == id }.map { ProjectName.key(for: $0.name) }
+            let deleted = contents.deletedProjects.first { $0.id == id }
+            project = deleted.map { ProjectName.key(for: $0.name) }
+            deletedAt = deleted?.deletedAt
         case .editActivity(let id, _, _), .deleteActivity(let id):
             let activity = contents.activities.first { $0.id == id }
-            project = activity.flatMap { key(ofProject: $0.projectID) }
+            name(project: activity?.projectID)
             activityStart = activity?.startedAt
         case .undo:
             step = contents.undo.last?.name
@@ -47,7 +56,9 @@ extension SyncedTrackerAction {
     public func resolved(in contents: TrackerContents) throws(TrackerError) -> TrackerAction {
         let action = logged.action
         func projectID() throws(TrackerError) -> Int64 {
-            guard let key = references.project, let project = contents.projects.first(where: { $0.nameKey == key }) else {
+            guard let key = references.project,
+                  let project = contents.projects.first(where: { $0.nameKey == key && $0.created == references.projectCreated })
+            else {
                 throw .changedElsewhere("the project it names is not there any more")
             }
             return project.id
@@ -71,7 +82,9 @@ extension SyncedTrackerAction {
         case .deleteProject: return .deleteProject(id: try projectID())
         case .restoreProject:
             guard let key = references.project,
-                  let deleted = contents.deletedProjects.last(where: { ProjectName.key(for: $0.name) == key })
+                  let deleted = contents.deletedProjects.first(where: {
+                      ProjectName.key(for: $0.name) == key && $0.deletedAt == references.deletedAt
+                  })
             else { throw .changedElsewhere("the deleted project it restores is not there any more") }
             return .restoreProject(id: deleted.id)
         case .startActivity: return .startActivity(projectID: try projectID())

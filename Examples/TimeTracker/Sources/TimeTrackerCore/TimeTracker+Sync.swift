@@ -18,6 +18,12 @@ extension TimeTracker {
         try database.applySynced(synced, until: .now + lockTimeout)
     }
 
+    /// The place in the database's log of the newest action logged, or 0: a copy's next exchange hands over the
+    /// actions after its cursor, which a database put in the copy's place would not have.
+    public func newestLoggedActionID() throws(TrackerError) -> Int64 {
+        try database.backend.read { sql in try TrackerDatabase.newestLoggedAction(in: sql) }
+    }
+
     /// For a copy of another tracker (`timetrack --remote`): in one transaction that no other write runs beside,
     /// hands `send` the actions applied to this database since the logged action `cursor` (none for `nil`), and
     /// makes the database hold the contents `send` returns, logging no action. Returns once the store shows them.

@@ -33,11 +33,21 @@ public final class TrackerSyncHost: Sendable {
         server.host(
             store: Self.storeName, keptBy: { try tracker.contents() },
             reducer: { (contents: inout TrackerContents, action: SyncedTrackerAction) in
-                // An app's time is its own clock's: a change dated ahead of this server's would start an activity in
-                // the future, or make a running one's time wrong.
+                // An app's time is its own clock's, and the copies name projects by their creation time too
+                // (`TrackerReferences`): it is kept, but a change dated far ahead of this server's clock is refused.
                 let ahead = action.logged.at - Date().timeIntervalSince1970
                 guard ahead <= Self.clockTolerance else { throw ChangeFromTheFuture(seconds: ahead) }
-                contents = try tracker.applySynced(action)
+                do {
+                    contents = try tracker.applySynced(action)
+                } catch let error as TrackerError {
+                    switch error {
+                    case .databaseLocked, .databaseGone, .database:
+                        // The database's trouble, not the action's: the push is answered 503 and comes again.
+                        throw SyncUnavailable("The server's database cannot be written now: \(error)")
+                    default:
+                        throw error
+                    }
+                }
             }
         )
         // Every change the tracker's store hears of (its own writes and everyone else's) may be one the apps lack.

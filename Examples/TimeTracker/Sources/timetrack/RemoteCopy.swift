@@ -25,6 +25,9 @@ final class RemoteCopy: Sendable {
     let openingFailure: SyncError?
     /// The outbox's number of this command's first action: refusals of earlier ones are news, not its failure.
     private let firstOwnAction = Mutex<Int64>(1)
+    /// The contents the copy took at the last exchange: the actions applied since were applied to them, and their
+    /// ids are theirs (the synced store's state may have moved on since, with the server's news).
+    private let shown = Mutex<TrackerContents?>(nil)
 
     /// Whether the server could not be reached when the copy was opened: the copy shows what was last heard.
     var serverWasUnreachable: Bool {
@@ -41,6 +44,7 @@ final class RemoteCopy: Sendable {
         let synced = try await Self.syncedStore(server: server, token: token, outbox: outbox, path: path, waiting: lockTimeout)
         let failure = await Self.pull(synced, within: .seconds(5))
         let tracker = try TimeTracker(path: path, lockTimeout: lockTimeout)
+        if let cursor = record.cursor, try tracker.newestLoggedActionID() < cursor { throw notTheCopy(path) }
         let copy = RemoteCopy(
             server: server, tracker: tracker, synced: synced, outbox: outbox, record: record, openingFailure: failure
         )
@@ -96,7 +100,17 @@ final class RemoteCopy: Sendable {
                 server (or none: one is made per server).
                 """)
         }
+        guard FileManager.default.fileExists(atPath: path) else { throw notTheCopy(path) }
         return record
+    }
+
+    /// The copy's database was removed or replaced while its outbox stayed: a new database's log would give its
+    /// actions the ids of actions the server applied already, which it would skip.
+    private static func notTheCopy(_ path: String) -> NotACopy {
+        NotACopy(description: """
+            \(path) is not the copy its outbox (\(path).outbox) was kept for: it was removed or replaced. Put the copy \
+            back, or remove \(path).outbox to start a new copy (the changes that wait in it are lost).
+            """)
     }
 
     private init(
@@ -117,22 +131,29 @@ final class RemoteCopy: Sendable {
     /// - Throws: ``ChangeNotQueued`` when an action could not be queued (the outbox is full, or it is too large to
     ///   push): it is undone in the copy.
     func exchange() async throws {
-        let (synced, before) = (synced, record.withLock { $0 })
+        let (synced, before, base) = (synced, record.withLock { $0 }, shown.withLock { $0 })
         let notQueued = Mutex<ChangeNotQueued?>(nil)
+        let taken = Mutex<TrackerContents?>(nil)
         let next = try await tracker.exchange(after: before.cursor) { entries in
+            // What each action was applied to in the copy, followed as the copy's rules followed it. After a command
+            // killed before its exchange, the copy's contents then are unknown: the synced store's stand for them.
+            var madeOn = base ?? synced.store.state
             for entry in entries {
-                // Its ids are those of the contents it was applied to in the copy: the synced store's, so far.
                 let action = SyncedTrackerAction(
-                    entry.action, madeOn: synced.store.state, origin: TimeTracker.processOrigin, id: "\(before.copy).\(entry.id)"
+                    entry.action, madeOn: madeOn, origin: TimeTracker.processOrigin, id: "\(before.copy).\(entry.id)"
                 )
+                _ = TrackerRules.reducer.reduce(&madeOn, entry.action)
                 if let refusal = Self.refusal(of: action, by: synced) {
                     notQueued.withLock { $0 = refusal }
                 } else {
                     synced.store.dispatch(action)
                 }
             }
-            return synced.store.state
+            let state = synced.store.state
+            taken.withLock { $0 = state }
+            return state
         }
+        shown.withLock { $0 = taken.withLock { $0 } }
         try synced.flush()
         var after = before
         after.cursor = next
@@ -243,7 +264,13 @@ final class RemoteCopy: Sendable {
     ) async -> SyncStatus {
         await withTaskGroup(of: SyncStatus?.self) { group in
             group.addTask {
-                for await status in synced.syncStatus where isSettled(status) { return status }
+                // Each value of the sequence is a cue to read the status, which is exact: the sequence's own values
+                // follow it a moment later, and a `.synced` of before the command's push may still be its first.
+                if isSettled(synced.status) { return synced.status }
+                for await _ in synced.syncStatus {
+                    let status = synced.status
+                    if isSettled(status) { return status }
+                }
                 return nil
             }
             group.addTask {

@@ -184,6 +184,20 @@ struct RemoteCommandTests {
         await other.stop()
     }
 
+    /// A copy removed or replaced while its outbox stays is refused: a new database's log would give its actions the
+    /// ids of actions the server applied already, which it would skip.
+    @Test func aCopyRemovedWhileItsOutboxStaysIsRefused() async throws {
+        let server = Server()
+        try await server.start()
+        let copy = Copy()
+        #expect(try await copy.run(server, ["add", "Writing"]).status == 0)
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: copy.database.path + suffix) }
+        let refused = try await copy.run(server, ["add", "Reading"])
+        #expect(refused.status != 0 && refused.errors.contains("not the copy its outbox"), "\(refused)")
+        #expect(names(try await local(server, ["list"]).output) == ["Writing"])
+        await server.stop()
+    }
+
     /// An action applied to a copy and not yet handed to its outbox (the command was killed in between) is sent by
     /// the next command, once. Applied to the copy without `--remote`, an action is in exactly that state.
     @Test func anActionLeftInTheCopyIsSentByTheNextCommand() async throws {

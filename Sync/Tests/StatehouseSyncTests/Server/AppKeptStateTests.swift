@@ -91,6 +91,31 @@ import Testing
         }
     }
 
+    /// A reducer that cannot apply an action now (the app's database is locked) throws `SyncUnavailable`: the push
+    /// is answered 503 and counts for nothing, and pushed again it is applied once.
+    @Test func anActionTheAppCannotApplyNowIsPushedAgainNotRefused() async throws {
+        let database = AppDatabase()
+        let locked = Mutex(true)
+        let server = SyncServer(storage: try .inMemory(), tokens: try Fixture.tokens())
+        server.host(
+            store: "tracker", keptBy: { database.contents.withLock { $0 } },
+            reducer: { (state: inout Tracker, action: TrackerAction) in
+                if locked.withLock({ $0 }) { throw SyncUnavailable("the database is locked") }
+                state = try database.apply(action)
+            }
+        )
+        try await withRunningServer(server) { running async throws in
+            let unavailable = try await running.push([(1, .add("writing"))])
+            #expect(unavailable.status == 503)
+            #expect(try await running.snapshot().handledThrough == 0)
+            locked.withLock { $0 = false }
+            let answer = try await running.push([(1, .add("writing"))])
+            #expect(answer.status == 200)
+            #expect(try answer.decoded(PushAnswer.self).refused.isEmpty)
+            #expect(database.contents.withLock { $0.entries } == ["writing"])
+        }
+    }
+
     @Test func theServerListsThePushingClients() async throws {
         let database = AppDatabase()
         let syncServer = try server(database)

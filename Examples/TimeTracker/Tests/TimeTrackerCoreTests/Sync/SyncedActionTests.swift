@@ -83,6 +83,25 @@ import TimeTrackerTestSupport
         #expect(try await Task.detached { try tracker.contents() }.value == before)
     }
 
+    /// A project is named by its key and its creation: offline, a copy renames Work to Job and starts Job; another
+    /// copy adds a project Job first. The rename is refused, and so is the start, rather than start the other Job.
+    @Test func anActionNeverReachesAnotherProjectOfTheSameName() async throws {
+        let tracker = try TimeTracker(path: TemporaryDatabase().path)
+        try await tracker.perform(.addProject(name: "Work"))
+        var copy = try await Task.detached { try tracker.contents() }.value
+        func made(_ action: TrackerAction, at time: Double) -> SyncedTrackerAction {
+            let synced = SyncedTrackerAction(LoggedAction(action, at: time), madeOn: copy, origin: "a copy")
+            _ = SyncedTrackerAction.reducer.reduce(&copy, synced)
+            return synced
+        }
+        let rename = made(.renameProject(id: 1, name: "Job"), at: 100)
+        let start = made(.startActivity(projectID: 1), at: 200)
+        try await tracker.perform(.addProject(name: "Job"))
+        await #expect(throws: TrackerError.self) { _ = try await applySynced(rename, to: tracker) }
+        await #expect(throws: TrackerError.self) { _ = try await applySynced(start, to: tracker) }
+        #expect(try await Task.detached { try tracker.contents() }.value.activities.isEmpty)
+    }
+
     @Test func anActionTheRulesRefuseWritesNothing() async throws {
         let database = TemporaryDatabase()
         let tracker = try TimeTracker(path: database.path)
