@@ -1,4 +1,5 @@
 import Foundation
+import TimeTrackerTestSupport
 
 /// `timetrack` with its wall clock set by Debian's `faketime` (libfaketime), as an NTP step, a laptop resuming or a
 /// night the clock changes would set it. Only the wall clock moves: timers and timeouts keep the monotonic clock.
@@ -15,7 +16,7 @@ enum FakedClock {
             .merging(environment) { $1 }
             .merging(["FAKETIME_DONT_FAKE_MONOTONIC": "1"]) { $1 }
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try processSpawning.withLock { try process.run() }
         process.waitUntilExit()
         return process.terminationStatus
     }

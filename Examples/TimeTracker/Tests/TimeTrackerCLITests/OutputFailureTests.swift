@@ -53,7 +53,7 @@ struct OutputFailureTests {
         watch.arguments = ["-c", #"exec "$0" watch --db "$1" >&-"#, TimetrackProcess.executable.path, database.path]
         let errors = Pipe()
         watch.standardError = errors
-        try watch.run()
+        try processSpawning.withLock { try watch.run() }
         watch.waitUntilExit()
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(watch.terminationStatus == 1)

@@ -121,7 +121,7 @@ struct ServeLimitsTests {
         server.arguments = ["serve", "--port", "0", "--db", database.path]
         server.standardOutput = try FileHandle(forWritingTo: output)
         server.standardError = FileHandle.nullDevice
-        try server.run()
+        try processSpawning.withLock { try server.run() }
         defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
         var port: Int?
         _ = await eventually {

@@ -47,7 +47,7 @@ final class TimetrackProcess {
         process.standardInput = FileHandle.nullDevice
         errorsHandle = stderr.fileHandleForReading
         collectedErrors.startReading(stderr.fileHandleForReading)
-        try process.run()
+        try processSpawning.withLock { try process.run() }
     }
 
     /// Runs `timetrack arguments…` to the end.

@@ -1,4 +1,5 @@
 import Foundation
+import TimeTrackerTestSupport
 
 /// A terminal for tests: a shell in a tmux session on a server of its own (`-L`), so that a user's tmux is never
 /// touched; keys are sent with `send-keys`, the screen read with `capture-pane`.
@@ -41,7 +42,7 @@ final class Tmux {
         let output = Pipe()
         process.standardOutput = reading ? output : FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try processSpawning.withLock { try process.run() }
         let data = reading ? output.fileHandleForReading.readDataToEndOfFile() : Data()
         // Reaped here: Foundation's own watch missed the exit of the client whose server stays (a zombie, and
         // `waitUntilExit` never returned).
