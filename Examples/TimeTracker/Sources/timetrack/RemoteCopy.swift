@@ -211,16 +211,11 @@ final class RemoteCopy: Sendable {
     func settle(within timeout: Duration = .seconds(10)) async throws -> SyncReport {
         try await exchange()
         try synced.flush()
-        let status: SyncStatus
+        var status: SyncStatus
         switch openingFailure {
         case nil:
             synced.syncNow()
-            status = await Self.firstStatus(of: synced, within: timeout) { status in
-                switch status {
-                case .synced, .refused, .failed: true
-                case .pending, .offline: false
-                }
-            }
+            status = await settled(within: timeout)
         // A server that did not answer a moment ago is not waited for: the changes wait in the outbox. Said from
         // that answer rather than the sync loops' status, which may not have tried yet.
         case .unreachable(_)?:
@@ -228,11 +223,32 @@ final class RemoteCopy: Sendable {
         case let failure?:
             status = .failed(failure)
         }
-        if case .refused = status { synced.acknowledgeRefusals() }
         try await exchange()
         return SyncReport(
             server: server, status: status, pending: synced.pendingCount, ownFrom: firstOwnAction.withLock { $0 }
         )
+    }
+
+    /// The status once every action is pushed and answered, or the server refuses to go on, or `timeout` passed.
+    /// Refusals come with the answer to a batch, and later batches (this command's actions) may still wait: they
+    /// are gathered, acknowledged, and the wait goes on.
+    private func settled(within timeout: Duration) async -> SyncStatus {
+        let deadline = ContinuousClock.now + timeout
+        var refusals: [SyncRefusal] = []
+        while true {
+            let status = await Self.firstStatus(of: synced, within: deadline - ContinuousClock.now) { status in
+                switch status {
+                case .synced, .refused, .failed: true
+                case .pending, .offline: false
+                }
+            }
+            guard case .refused(let refused) = status else {
+                return refusals.isEmpty || status != .synced ? status : .refused(refusals)
+            }
+            refusals += refused
+            synced.acknowledgeRefusals()
+            if synced.pendingCount == 0 || ContinuousClock.now >= deadline { return .refused(refusals) }
+        }
     }
 
     /// Why the server's state could not be taken within `timeout`; `nil` once it was.
