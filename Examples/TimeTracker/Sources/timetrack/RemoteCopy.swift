@@ -209,8 +209,8 @@ final class RemoteCopy: Sendable {
     ///
     /// - Returns: How the copy stands with the server.
     func settle(within timeout: Duration = .seconds(10)) async throws -> SyncReport {
+        // The exchange writes the outbox before it returns.
         try await exchange()
-        try synced.flush()
         var status: SyncStatus
         switch openingFailure {
         case nil:

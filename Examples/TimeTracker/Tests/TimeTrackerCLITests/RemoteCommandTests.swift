@@ -45,10 +45,18 @@ struct RemoteCommandTests {
         func run(
             _ server: Server, _ arguments: [String], tokenFile: String? = nil, environment: [String: String] = [:]
         ) async throws -> (status: Int32, output: String, errors: String) {
-            let arguments = arguments + [
-                "--remote", server.url, "--token-file", tokenFile ?? server.tokenFile, "--db", database.path,
-            ]
+            let arguments = arguments + remoteOptions(server, tokenFile: tokenFile)
             return try await offThePool { try TimetrackProcess.run(arguments, environment: environment) }
+        }
+
+        /// What points a command at `server` through this copy.
+        func remoteOptions(_ server: Server, tokenFile: String? = nil) -> [String] {
+            ["--remote", server.url, "--token-file", tokenFile ?? server.tokenFile, "--db", database.path]
+        }
+
+        /// `watch --remote` on this copy, left running.
+        func watch(_ server: Server) throws -> TimetrackProcess {
+            try TimetrackProcess(["watch"] + remoteOptions(server))
         }
 
         /// Runs a command on the copy's database as on any other, without `--remote`.
@@ -154,9 +162,7 @@ struct RemoteCommandTests {
         let server = Server()
         try await server.start()
         let copy = Copy()
-        let watch = try TimetrackProcess([
-            "watch", "--remote", server.url, "--token-file", server.tokenFile, "--db", copy.database.path,
-        ])
+        let watch = try copy.watch(server)
         #expect(await eventually { watch.output.contains("No projects yet") })
         #expect(try await local(server, ["add", "Direct"]).status == 0)
         #expect(await eventually(timeout: .seconds(30)) { watch.output.contains("Direct") }, "\(watch.output)\(watch.errors)")
@@ -237,7 +243,7 @@ struct RemoteCommandTests {
         try await server.start()
         let copy = Copy()
         #expect(try await copy.run(server, ["add", "Writing"]).status == 0)
-        let arguments = ["start", "Writing", "--remote", server.url, "--token-file", server.tokenFile, "--db", copy.database.path]
+        let arguments = ["start", "Writing"] + copy.remoteOptions(server)
         let status = try await offThePool { try FakedClock.run(at: "+1d", arguments) }
         #expect(status != 0)
         #expect(!(try await local(server, ["list"]).output.contains("running")))
@@ -251,9 +257,7 @@ struct RemoteCommandTests {
         let server = Server()
         try await server.start()
         let copy = Copy()
-        let watch = try TimetrackProcess([
-            "watch", "--remote", server.url, "--token-file", server.tokenFile, "--db", copy.database.path,
-        ])
+        let watch = try copy.watch(server)
         #expect(await eventually { watch.output.contains("No projects yet") })
         let waited = try await copy.run(server, ["add", "Writing", "--lock-timeout", "0.3"])
         #expect(waited.status != 0 && waited.errors.contains("Another timetrack command"), "\(waited)")
@@ -271,9 +275,7 @@ struct RemoteCommandTests {
         #expect(try await local(server, ["add", "Writing"]).status == 0)
         #expect(try await local(server, ["start", "Writing"]).status == 0)
         let copy = Copy()
-        let watch = try TimetrackProcess([
-            "watch", "--remote", server.url, "--token-file", server.tokenFile, "--db", copy.database.path,
-        ])
+        let watch = try copy.watch(server)
         #expect(await eventually { watch.output.contains("running") })
         let before = try #require(watch.processorSeconds)
         try await Task.sleep(for: .seconds(3))

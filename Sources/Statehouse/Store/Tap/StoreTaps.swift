@@ -4,8 +4,9 @@
 /// lock held (see `Store.tap(_:)`), so a lock of their own would never be contended, and would cost each action a tap
 /// sees as much as the rest of the tap.
 @usableFromInline
-// @unchecked because the list is mutable without a lock of its own: every access holds the store's state lock,
-// which orders them.
+// @unchecked Sendable, safe because every read and write of `all` and `lastID` happens with the store's state lock
+// held (`Store.tap(_:)` adds, `StoreTap.cancel()` removes, the recorder reads while the store applies an action), and
+// that lock orders them; the list has no lock of its own for the reason above.
 final class StoreTaps<State: Sendable, Action: Sendable>: @unchecked Sendable {
     @usableFromInline typealias Tap = @Sendable (StoreEvent<State, Action>) -> Void
 
