@@ -10,10 +10,14 @@ let package = Package(
     products: [
         .library(name: "StatehouseSync", targets: ["StatehouseSync"]),
         .library(name: "StatehouseServer", targets: ["StatehouseServer"]),
+        // Several server instances on one PostgreSQL database.
+        .library(name: "StatehouseServerPostgres", targets: ["StatehouseServerPostgres"]),
     ],
     dependencies: [
         // Named, because a path dependency is otherwise known by its folder name, which differs between clones.
         .package(name: "Statehouse", path: ".."),
+        .package(name: "StatehousePostgres", path: "../Postgres"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -51,6 +55,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("openapi.json")]
+        ),
+        // A store hosted on an action log in PostgreSQL, shared by several server instances (`ReplicatedStore`).
+        .target(
+            name: "StatehouseServerPostgres",
+            dependencies: [
+                "StatehouseServer", "StatehouseSyncWire", .product(name: "Statehouse", package: "Statehouse"),
+                .product(name: "StatehousePostgres", package: "StatehousePostgres"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
         // The store the tests sync, its reducers and tokens, and a server on loopback, shared with the helper
         // processes and the benchmarks.
@@ -96,6 +110,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // A storage that fails on cue, by a trigger.
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // Server instances on one private PostgreSQL cluster.
+                "StatehouseServerPostgres",
+                .product(name: "StatehousePostgres", package: "StatehousePostgres"),
+                .product(name: "PostgresTestCluster", package: "StatehousePostgres"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
     ],

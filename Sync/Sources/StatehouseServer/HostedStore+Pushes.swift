@@ -14,12 +14,12 @@ extension HostedStore {
     private struct PreparedPush {
         var answer: PushAnswer
         var commit: CommittedPush?
-        var change: ChangeEvent?
+        var change: StoreChangeEvent?
     }
 
     func push(_ body: Data, token: String) async throws(PushFailure) -> PushAnswer {
         // Decoded here, on the request's own task: only applying and committing wait in line.
-        let request = try decode(body)
+        let request = try PushRequest<Action>.decoding(body, limits: limits)
         let result = await withCheckedContinuation { answer in
             if waitingPushes.add(WaitingPush(request: request, token: token, answer: answer)) {
                 pushes.async { self.drainPushes() }
@@ -47,7 +47,7 @@ extension HostedStore {
     ///   (409).
     private func commit(_ group: [WaitingPush<Action>]) -> [WaitingPush<Action>] {
         // Only this queue changes the live state: it stays what it is read here until this group publishes.
-        var live = shared.withLock { $0.live }
+        var live = feeds.live
         var taken: [WaitingPush<Action>] = []
         var deferred: [WaitingPush<Action>] = []
         var clientsInGroup: Set<String> = []
@@ -72,12 +72,7 @@ extension HostedStore {
                 return deferred
             }
         }
-        shared.withLock { shared in
-            shared.live = live
-            for case .success(let push) in prepared {
-                if let change = push.change { shared.publish(change) }
-            }
-        }
+        feeds.publish(live, changes: prepared.compactMap { try? $0.get().change })
         for (waiting, result) in zip(taken, prepared) { waiting.answer.resume(returning: result.map(\.answer)) }
         return deferred
     }
@@ -90,7 +85,7 @@ extension HostedStore {
         let caller = SyncCaller(client: request.client, token: waiting.token)
         let outcome = try live.applying(
             request, token: caller.token, maximumClients: limits.maximumClients,
-            authorize: { authorize(caller, $0) }, reducer: reducer
+            authorize: { authorize(caller, $0.action) }, reducer: reducer
         )
         // Reads what earlier groups committed: a group holds one push of each client (see `commit`).
         let replayedRefusals = try replayed(request, handledBefore: live.handledThrough(request.client))
@@ -103,7 +98,7 @@ extension HostedStore {
             )
         )
         if outcome.handledMore {
-            let encoder = Self.encoder
+            let encoder = StoreEvents.encoder
             do {
                 let state = try encoder.encode(outcome.store.state)
                 prepared.commit = CommittedPush(
@@ -120,10 +115,8 @@ extension HostedStore {
                     }
                 )
                 if !outcome.applied.isEmpty {
-                    prepared.change = ChangeEvent(
-                        pusher: caller,
-                        own: Self.changeEvent(cursor: outcome.store.cursor, state: state, handledThrough: handledThrough),
-                        others: Self.changeEvent(cursor: outcome.store.cursor, state: state, handledThrough: nil)
+                    prepared.change = StoreChangeEvent(
+                        cursor: outcome.store.cursor, state: state, handledThrough: [caller: handledThrough]
                     )
                 }
             } catch {
@@ -132,21 +125,5 @@ extension HostedStore {
         }
         live = outcome.store
         return prepared
-    }
-
-    private func decode(_ body: Data) throws(PushFailure) -> PushRequest<Action> {
-        let request: PushRequest<Action>
-        do {
-            request = try JSONDecoder().decode(PushRequest<Action>.self, from: body)
-        } catch {
-            throw .badRequest("The body is not a batch of this store's actions: \(error)")
-        }
-        guard ClientID.isValid(request.client) else {
-            throw .badRequest("A client names itself with 1 to 64 characters of A-Z a-z 0-9 . _ -.")
-        }
-        guard request.actions.count <= limits.maximumBatch else {
-            throw .tooLarge("A batch holds at most \(limits.maximumBatch) actions.")
-        }
-        return request
     }
 }

@@ -3,28 +3,34 @@ import StatehouseSyncWire
 
 /// A hosted store's state machine: the state, its cursor, and each client's last handled sequence number, with what
 /// a push does to them. No locks, no I/O: ``HostedStore`` serializes pushes and commits what this computes.
-struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
-    var state: State
+package struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendable, Codable {
+    package var state: State
     /// How many actions the store has applied; a feed's event ids.
-    var cursor: Int64
-    var clients: [String: PushingClient]
+    package var cursor: Int64
+    package var clients: [String: PushingClient]
 
-    func handledThrough(_ client: String) -> Int64 {
+    package init(state: State, cursor: Int64, clients: [String: PushingClient]) {
+        self.state = state
+        self.cursor = cursor
+        self.clients = clients
+    }
+
+    package func handledThrough(_ client: String) -> Int64 {
         clients[client]?.handledThrough ?? 0
     }
 
     /// How far the store handled the caller's client's actions, told only to the token the client belongs to.
-    func handledThrough(of caller: SyncCaller) -> Int64 {
+    package func handledThrough(of caller: SyncCaller) -> Int64 {
         clients[caller.client].flatMap { $0.token == caller.token ? $0.handledThrough : nil } ?? 0
     }
 
     /// What a push did: the store after it, and what to commit and answer. `nil` answer parts mean nothing changed.
-    struct Outcome {
-        var store: LiveStore
-        var applied: [(seq: Int64, action: Action)]
-        var refused: [(seq: Int64, action: Action, reason: String)]
+    package struct Outcome {
+        package var store: LiveStore
+        package var applied: [(seq: Int64, action: Action)]
+        package var refused: [(seq: Int64, action: Action, reason: String)]
         /// Whether the client's sequence number moved: something must be committed.
-        var handledMore: Bool
+        package var handledMore: Bool
     }
 
     /// Applies the actions of `request` this store has not handled yet, in order, each to a copy of the state so that
@@ -33,11 +39,11 @@ struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendabl
     /// - Throws: ``PushFailure`` when the batch is refused whole (nothing changes): a client name another token
     ///   pushed first, sequence numbers that do not rise by one, or a first one past the next expected (a hole: the
     ///   client lost actions the server never saw).
-    func applying(
+    package func applying(
         _ request: PushRequest<Action>,
         token: String,
         maximumClients: Int,
-        authorize: (Action) -> SyncVerdict,
+        authorize: (PushedAction<Action>) -> SyncVerdict,
         reducer: (inout State, Action) throws -> Void
     ) throws(PushFailure) -> Outcome {
         let known = clients[request.client]
@@ -66,7 +72,7 @@ struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendabl
         var applied: [(seq: Int64, action: Action)] = []
         var refused: [(seq: Int64, action: Action, reason: String)] = []
         for pushed in request.actions where pushed.seq > handled {
-            if case .refuse(let reason) = authorize(pushed.action) {
+            if case .refuse(let reason) = authorize(pushed) {
                 refused.append((pushed.seq, pushed.action, reason))
             } else {
                 var changed = next.state
@@ -92,13 +98,18 @@ struct LiveStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendabl
 
 /// A client that pushed to a store: how far the store handled its actions, and the name of the token it pushed with
 /// first, the only one that may push as it.
-struct PushingClient: Sendable, Equatable {
-    var handledThrough: Int64
-    var token: String
+package struct PushingClient: Sendable, Equatable, Codable {
+    package var handledThrough: Int64
+    package var token: String
+
+    package init(handledThrough: Int64, token: String) {
+        self.handledThrough = handledThrough
+        self.token = token
+    }
 }
 
 /// Why a push was refused whole.
-enum PushFailure: Error, Equatable {
+package enum PushFailure: Error, Equatable {
     case badRequest(String)
     /// The client name belongs to another token.
     case forbidden(String)
@@ -132,4 +143,24 @@ public enum SyncVerdict: Sendable, Equatable {
     case allow
     /// The action is handled but not applied; the client is told `reason` and drops it.
     case refuse(String)
+}
+
+extension PushRequest {
+    /// The batch in a push's body, if it is one a store takes: its client named as the protocol says, within the
+    /// batch limit.
+    package static func decoding(_ body: Data, limits: SyncLimits) throws(PushFailure) -> PushRequest {
+        let request: PushRequest
+        do {
+            request = try JSONDecoder().decode(PushRequest.self, from: body)
+        } catch {
+            throw .badRequest("The body is not a batch of this store's actions: \(error)")
+        }
+        guard ClientID.isValid(request.client) else {
+            throw .badRequest("A client names itself with 1 to 64 characters of A-Z a-z 0-9 . _ -.")
+        }
+        guard request.actions.count <= limits.maximumBatch else {
+            throw .tooLarge("A batch holds at most \(limits.maximumBatch) actions.")
+        }
+        return request
+    }
 }

@@ -8,4 +8,10 @@ public struct SyncClientSummary: Sendable, Equatable {
     public let handledThrough: Int64
     /// When the store last committed a push of it.
     public let lastPush: Date
+
+    package init(name: String, handledThrough: Int64, lastPush: Date) {
+        self.name = name
+        self.handledThrough = handledThrough
+        self.lastPush = lastPush
+    }
 }

@@ -68,7 +68,9 @@ extension SyncServer {
             throw .status(.forbidden, "This token may not \(writing ? "push to" : "read") the store \(name).")
         }
         switch hosting(store: name) {
-        case .hosted(let store): return (store, grant)
+        case .hosted(let store):
+            if let why = store.unavailability { throw .status(.serviceUnavailable, why) }
+            return (store, grant)
         case .unavailable(let why): throw .status(.serviceUnavailable, why)
         case nil: throw .status(.notFound, "No store is hosted as \(name).")
         }

@@ -22,7 +22,7 @@ import Synchronization
 public final class SyncServer: Sendable {
     public let storage: SyncServerStorage
     let tokens: SyncTokens
-    let limits: SyncLimits
+    package let limits: SyncLimits
     private let hostedStores = Mutex<[String: Hosting<any AnyHostedStore>]>([:])
     private let hostedContainers = Mutex<[String: Hosting<HostedContainer>]>([:])
 
@@ -88,7 +88,8 @@ public final class SyncServer: Sendable {
         }
     }
 
-    private func host(store name: String, _ make: () throws -> any AnyHostedStore) {
+    /// Hosts the store `make` makes, or answers its requests 503 with why it could not be made.
+    package func host(store name: String, _ make: () throws -> any AnyHostedStore) {
         let hosting: Hosting<any AnyHostedStore>
         do {
             hosting = .hosted(try make())
@@ -146,7 +147,8 @@ public final class SyncServer: Sendable {
 
     /// The clients that ever pushed to the store `name`, the latest first.
     public func clients(of name: String) throws -> [SyncClientSummary] {
-        try storage.clients(of: name)
+        guard case .hosted(let store) = hosting(store: name) else { return [] }
+        return try store.clients()
     }
 
     /// The feeds open now on each hosted store.

@@ -162,9 +162,14 @@ struct StoredStore {
 }
 
 /// An action a store handled: its bytes as the server encodes them, and why it was refused, if it was.
-struct HandledAction: Equatable {
-    var action: Data
-    var refusal: String?
+package struct HandledAction: Equatable, Codable, Sendable {
+    package var action: Data
+    package var refusal: String?
+
+    package init(action: Data, refusal: String?) {
+        self.action = action
+        self.refusal = refusal
+    }
 }
 
 /// What one push changed, to commit.

@@ -1,0 +1,106 @@
+import Foundation
+import PostgresNIO
+import Statehouse
+import StatehousePostgres
+import StatehouseServer
+
+extension SyncServer {
+    /// Hosts the store `name` on an action log in PostgreSQL, which every server instance that hosts it on the same
+    /// log shares: several instances behind a load balancer serve one store, and a push to any of them reaches the
+    /// clients following every other.
+    ///
+    /// ```swift
+    /// let replication = try server.host(
+    ///     store: "tracker", replicatedOn: client, log: "tracker_pushes", initialState: Tracker(), reducer: trackerReducer
+    /// )
+    /// try await withThrowingDiscardingTaskGroup { group in
+    ///     group.addTask(executorPreference: PostgresStorage.executor) { await client.run() }
+    ///     group.addTask { try await replication.run() }
+    ///     group.addTask { try await server.application(port: 8090).runService() }
+    /// }
+    /// ```
+    ///
+    /// Each push is appended to the log as one entry (its batch, its client's name, its token, and the verdicts of
+    /// `authorize` here), in one transaction that gives it the log's next number. Every instance applies the log's
+    /// entries in that order as one server applies pushes: each action once, in its client's order, with the
+    /// client's sequence number, and the same refusals; so a batch pushed again, to this instance or another, applies
+    /// once. The instance that took a push answers it once it applied its entry. The state, the clients' sequence
+    /// numbers and each client's latest actions (to check a batch pushed again) are the replicated store's state, and
+    /// stored in its snapshots; the server's ``SyncServer/storage`` holds none of them.
+    ///
+    /// The store answers 503 until ``SyncStoreReplication/run()`` runs and has caught up with the log: an instance
+    /// that just started would otherwise show clients an older state than they saw.
+    ///
+    /// - Parameters:
+    ///   - name: The store's name in the routes (`/stores/{name}`).
+    ///   - client: A client whose `run()` runs while the store is hosted.
+    ///   - log: The log's table (see `ReplicatedStore`); one per hosted store, the same on every instance.
+    ///   - initialState: The state before the log's first push; the same on every instance.
+    ///   - reducer: The app's reducer. Every instance runs it on every action, so it must be deterministic (see
+    ///     `ReplicatedStore`): the same instances with the same ``SyncLimits`` reach the same state.
+    ///   - authorize: Asked on the instance a push came to, before it is appended.
+    ///   - onIssue: Where the log's issues go; standard error by default.
+    /// - Returns: The replication to run.
+    /// - Throws: `StorageError.Kind.invalidConfiguration` for an invalid `log` name.
+    public func host<State: Codable & Sendable, Action: Codable & Sendable>(
+        store name: String,
+        replicatedOn client: PostgresClient,
+        log: String,
+        initialState: State,
+        reducer: @escaping @Sendable (inout State, Action) throws -> Void,
+        authorize: @escaping @Sendable (SyncCaller, Action) -> SyncVerdict = { _, _ in .allow },
+        onIssue: @escaping @Sendable (ReplicationIssue) -> Void = ReplicationIssue.standardError
+    ) throws(StorageError) -> SyncStoreReplication {
+        let hosted = try ReplicatedHostedStore(
+            client: client, log: log, initialState: initialState, limits: limits, reducer: reducer,
+            authorize: authorize, onIssue: onIssue
+        )
+        host(store: name) { hosted }
+        return SyncStoreReplication(hosted)
+    }
+}
+
+/// The replication of a store hosted on a PostgreSQL action log (see
+/// ``StatehouseServer/SyncServer/host(store:replicatedOn:log:initialState:reducer:authorize:onIssue:)``): run it
+/// while the server serves the store.
+public final class SyncStoreReplication: Sendable {
+    private let runReplica: @Sendable () async throws(StorageError) -> Void
+    private let caughtUp: @Sendable () async -> Void
+    private let following: FollowingState
+
+    init<State, Action>(_ hosted: ReplicatedHostedStore<State, Action>) {
+        let replica = hosted.replica
+        runReplica = { () async throws(StorageError) in try await replica.run() }
+        caughtUp = { await replica.waitUntilCaughtUp() }
+        following = hosted.following
+    }
+
+    /// Follows the log and appends the pushes this instance takes, until the calling task is cancelled.
+    ///
+    /// The store serves requests once it has applied the log up to where it was when this started.
+    ///
+    /// - Throws: What `ReplicatedStore.run()` throws: `StorageError.Kind.undecodable` for an entry that does not
+    ///   decode (written by another version of the program), `.invalidConfiguration` if it runs already.
+    public func run() async throws(StorageError) {
+        guard let run = following.start() else {
+            throw StorageError(
+                .invalidConfiguration, key: nil, operation: .open,
+                message: "The replication runs already: run it from one task at a time."
+            )
+        }
+        defer { following.stop() }
+        let caughtUp = self.caughtUp
+        let following = self.following
+        let marking = Task {
+            await caughtUp()
+            if !Task.isCancelled { following.caughtUp(run: run) }
+        }
+        defer { marking.cancel() }
+        try await runReplica()
+    }
+
+    /// Whether the store serves requests: ``run()`` runs and has caught up with the log.
+    public var isServing: Bool {
+        following.isFollowing
+    }
+}
