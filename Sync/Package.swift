@@ -71,9 +71,12 @@ let package = Package(
         .target(
             name: "SyncFixtures",
             dependencies: [
-                "StatehouseServer", .product(name: "Statehouse", package: "Statehouse"),
+                "StatehouseServer", "StatehouseServerPostgres", .product(name: "Statehouse", package: "Statehouse"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "StatehousePostgres", package: "StatehousePostgres"),
+                .product(name: "PostgresTestCluster", package: "StatehousePostgres"),
             ],
             path: "Tests/SyncFixtures"
         ),
@@ -83,6 +86,7 @@ let package = Package(
             dependencies: [
                 "StatehouseSync", "StatehouseServer", "SyncFixtures",
                 .product(name: "Statehouse", package: "Statehouse"),
+                .product(name: "PostgresTestCluster", package: "StatehousePostgres"),
             ],
             path: "Benchmarks/StatehouseSyncBenchmarks"
         ),
@@ -90,9 +94,12 @@ let package = Package(
         .executableTarget(
             name: "StatehouseSyncServerWorker",
             dependencies: [
-                "StatehouseServer", "SyncFixtures", .product(name: "Hummingbird", package: "hummingbird"),
+                "StatehouseServer", "StatehouseServerPostgres", "SyncFixtures",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "StatehousePostgres", package: "StatehousePostgres"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .executableTarget(

@@ -3,7 +3,7 @@
 //     swift run -c release --package-path Sync StatehouseSyncBenchmarks
 //
 // `--quick` shortens every measurement (a smoke run; the figures are noisier); `--only dispatch|latency|queued|
-// throughput` runs one table (for a profiler).
+// throughput|replicated` runs one table (for a profiler).
 import Foundation
 
 let arguments = CommandLine.arguments
@@ -14,6 +14,7 @@ let tables: [(name: String, run: () async throws -> Report)] = [
     ("latency", { try await LatencyBenchmark.run(quick: quick) }),
     ("queued", { try await QueuedActionsBenchmark.run() }),
     ("throughput", { try await ServerThroughputBenchmark.run(quick: quick) }),
+    ("replicated", { try await ReplicatedBenchmark.run(quick: quick) }),
 ]
 
 print("Sync benchmarks (release build, \(ProcessInfo.processInfo.activeProcessorCount) cores)\n")

@@ -26,7 +26,7 @@ extension SyncServer {
     /// client's sequence number, and the same refusals; so a batch pushed again, to this instance or another, applies
     /// once. The instance that took a push answers it once it applied its entry. The state, the clients' sequence
     /// numbers and each client's latest actions (to check a batch pushed again) are the replicated store's state, and
-    /// stored in its snapshots; the server's ``SyncServer/storage`` holds none of them.
+    /// stored in its snapshots; the server's `storage` holds none of them.
     ///
     /// The store answers 503 until ``SyncStoreReplication/run()`` runs and has caught up with the log: an instance
     /// that just started would otherwise show clients an older state than they saw.
@@ -37,7 +37,7 @@ extension SyncServer {
     ///   - log: The log's table (see `ReplicatedStore`); one per hosted store, the same on every instance.
     ///   - initialState: The state before the log's first push; the same on every instance.
     ///   - reducer: The app's reducer. Every instance runs it on every action, so it must be deterministic (see
-    ///     `ReplicatedStore`): the same instances with the same ``SyncLimits`` reach the same state.
+    ///     `ReplicatedStore`), and every instance must be given the same `SyncLimits`, so that all reach the same state.
     ///   - authorize: Asked on the instance a push came to, before it is appended.
     ///   - onIssue: Where the log's issues go; standard error by default.
     /// - Returns: The replication to run.

@@ -1,6 +1,8 @@
 import Foundation
+import PostgresNIO
 import Statehouse
 import StatehouseServer
+import StatehouseServerPostgres
 
 /// Tokens and servers the tests and their helper processes share.
 public enum Fixture {
@@ -30,13 +32,26 @@ public enum Fixture {
     /// `settings` (``Settings``).
     public static func server(storage: SyncServerStorage? = nil, limits: SyncLimits = SyncLimits()) throws -> SyncServer {
         let server = SyncServer(storage: try storage ?? .inMemory(), tokens: try tokens(), limits: limits)
-        server.host(
-            store: "tracker", initialState: Tracker(), reducer: serverReducer,
-            authorize: { _, action in action == .forbidden ? .refuse("forbidden here") : .allow }
-        )
+        server.host(store: "tracker", initialState: Tracker(), reducer: serverReducer, authorize: authorizeTracker)
         server.host(store: "notes", initialState: Undoable(Tracker()), reducer: notesReducer.reduce)
         server.host(container: "settings", of: Settings.self)
         return server
+    }
+
+    /// A server instance hosting `tracker` on the PostgreSQL action log `log`, which other instances share; as
+    /// ``server(storage:limits:)`` hosts it, without `notes` and `settings`. Run the replication it returns.
+    public static func replicatedServer(client: PostgresClient, log: String) throws -> (SyncServer, SyncStoreReplication) {
+        let server = SyncServer(storage: try .inMemory(), tokens: try tokens())
+        let replication = try server.host(
+            store: "tracker", replicatedOn: client, log: log, initialState: Tracker(), reducer: serverReducer,
+            authorize: authorizeTracker
+        )
+        return (server, replication)
+    }
+
+    /// Refuses ``TrackerAction/forbidden``.
+    private static let authorizeTracker: @Sendable (SyncCaller, TrackerAction) -> SyncVerdict = { _, action in
+        action == .forbidden ? .refuse("forbidden here") : .allow
     }
 
     public static func temporaryFolder() -> URL {

@@ -169,6 +169,34 @@ struct ReplicatedServerTests {
         }
     }
 
+    /// Two instance processes on one log: an app pushes 300 actions to the first, which is killed (SIGKILL) at a
+    /// random moment mid-push and started again on its port. The app ends synced, and an app following the second
+    /// instance ends with every action once, in order.
+    @Test(arguments: 0..<2)
+    func anInstanceKilledMidPushLosesNothingAndAnotherServesEveryAction(round: Int) async throws {
+        try await withCluster { cluster in
+            let log = "killed_\(UUID().uuidString.prefix(8).lowercased())"
+            let port = try await withRunningServer(try Fixture.server()) { $0.port }
+            var first = try await startInstanceProcess(cluster, log: log, port: port)
+            let second = try await startInstanceProcess(cluster, log: log, port: 0)
+            let pusher = try synced(URL(string: "http://127.0.0.1:\(port)/")!)
+            let follower = try synced(URL(string: "http://127.0.0.1:\(second.port)/")!)
+            for index in 0..<300 { pusher.store.dispatch(.add(String(index))) }
+            #expect(await eventually { pusher.pendingCount < 300 })
+            usleep(UInt32.random(in: 0...20_000))  // a random instant to kill it at, not a wait for a signal
+            first.process.kill()
+            _ = await first.process.exitStatus()
+            first = try await startInstanceProcess(cluster, log: log, port: port)
+            pusher.syncNow()
+            let expected = (0..<300).map(String.init)
+            #expect(await eventually { pusher.status == .synced && follower.store.state.entries.count >= 300 })
+            #expect(pusher.store.state.entries == expected)
+            #expect(follower.store.state.entries == expected)
+            first.process.kill()
+            second.process.kill()
+        }
+    }
+
     @Test func anInvalidLogNameIsRefused() throws {
         let client = PostgresClient(configuration: PostgresClient.Configuration(
             host: "127.0.0.1", port: 1, username: "nobody", password: nil, database: "none", tls: .disable
@@ -190,6 +218,16 @@ struct ReplicatedServerTests {
         )
     }
 
+    /// Starts an instance process on `log` (the server worker), on `port` (0: one the system chooses).
+    private func startInstanceProcess(
+        _ cluster: PostgresTestCluster, log: String, port: Int
+    ) async throws -> (process: HelperProcess, port: Int) {
+        let process = try HelperProcess("StatehouseSyncServerWorker", ["postgres:\(cluster.port):\(log)", String(port)])
+        let listening = await process.line { $0.hasPrefix("listening ") }
+        let chosen = try #require(listening.flatMap { Int($0.dropFirst("listening ".count)) }, "\(process.lines)")
+        return (process, chosen)
+    }
+
     private func nextEvent(
         _ events: inout AsyncThrowingStream<ServerSentEvent, any Error>.AsyncIterator
     ) async throws -> ServerSentEvent? {
@@ -197,60 +235,5 @@ struct ReplicatedServerTests {
             if event != .opened { return event }
         }
         return nil
-    }
-}
-
-/// One server instance: a server hosting `tracker` on the log, its PostgreSQL client and replication running, and
-/// listening on loopback.
-struct Instance: Sendable {
-    var server: SyncServer
-    var running: RunningServer
-    var replication: SyncStoreReplication
-    var log: String
-}
-
-/// A private cluster for one test, stopped when it ends, passed or failed.
-func withCluster<T>(_ body: (PostgresTestCluster) async throws -> T) async throws -> T {
-    let cluster = try PostgresTestCluster.start()
-    defer { cluster.stop() }
-    return try await body(cluster)
-}
-
-/// Runs `body` with `count` instances on one log of a new cluster, each serving; stops them all whatever happens.
-func withInstances(
-    _ count: Int, _ body: (PostgresTestCluster, [Instance]) async throws -> Void
-) async throws {
-    try await withCluster { cluster in
-        let log = "tracker_\(UUID().uuidString.prefix(8).lowercased())"
-        func start(_ started: [Instance]) async throws {
-            guard started.count < count else { return try await body(cluster, started) }
-            try await withInstance(on: cluster, log: log) { try await start(started + [$0]) }
-        }
-        try await start([])
-    }
-}
-
-/// Runs `body` with one instance on `log`, serving unless told not to wait for it; stops it whatever happens.
-func withInstance(
-    on cluster: PostgresTestCluster, log: String, waitsUntilServing: Bool = true, _ body: (Instance) async throws -> Void
-) async throws {
-    let client = PostgresClient(configuration: cluster.clientConfiguration)
-    let server = SyncServer(storage: try .inMemory(), tokens: try Fixture.tokens())
-    let replication = try server.host(
-        store: "tracker", replicatedOn: client, log: log, initialState: Tracker(), reducer: serverReducer,
-        authorize: { _, action in action == .forbidden ? .refuse("forbidden here") : .allow }
-    )
-    let following = Task {
-        await withDiscardingTaskGroup { group in
-            group.addTask(executorPreference: PostgresStorage.executor) { await client.run() }
-            group.addTask { try? await replication.run() }
-        }
-    }
-    defer { following.cancel() }
-    if waitsUntilServing {
-        try #require(await eventually { replication.isServing })
-    }
-    try await withRunningServer(server) { running in
-        try await body(Instance(server: server, running: running, replication: replication, log: log))
     }
 }
