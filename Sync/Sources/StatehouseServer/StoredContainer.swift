@@ -2,12 +2,17 @@ import Foundation
 
 /// A hosted container as the server holds it: its value (`nil` when nothing is stored) and its version, which rises
 /// by one with every write and removal, so that a version names one value for good (its `ETag`).
-struct StoredContainer: Sendable, Equatable {
+package struct StoredContainer: Sendable, Equatable, Codable {
     /// Version 0: nothing was ever stored.
-    static let never = StoredContainer(version: 0, value: nil)
+    package static let never = StoredContainer(version: 0, value: nil)
 
-    var version: Int64
-    var value: Data?
+    package var version: Int64
+    package var value: Data?
+
+    package init(version: Int64, value: Data?) {
+        self.version = version
+        self.value = value
+    }
 
     var exists: Bool { value != nil }
 
@@ -21,8 +26,8 @@ struct StoredContainer: Sendable, Equatable {
 /// that does not could replace a value its client never saw, which is the lost update these headers exist to
 /// prevent (the server answers 428). An `If-None-Match` listing versions names none it replaces, so alone it is not
 /// enough.
-struct WriteCondition: Sendable, Equatable {
-    enum Tags: Sendable, Equatable {
+package struct WriteCondition: Sendable, Equatable, Codable {
+    package enum Tags: Sendable, Equatable, Codable {
         /// `*`: any current value.
         case any
         /// A list of entity tags, as the text between their quotes; weak ones are kept out of `If-Match`.
@@ -42,7 +47,7 @@ struct WriteCondition: Sendable, Equatable {
     /// Whether a write may replace `current`. `If-Match` uses the strong comparison and `If-None-Match` the weak
     /// one, as RFC 9110 says, both byte for byte (`"01"` is not `"1"`); neither matches a container with nothing
     /// stored, except `If-None-Match: *`'s absence.
-    func holds(for current: StoredContainer) -> Bool {
+    package func holds(for current: StoredContainer) -> Bool {
         if let ifMatch, !current.exists || !ifMatch.contain(current.version) { return false }
         if let ifNoneMatch, current.exists, ifNoneMatch.contain(current.version) { return false }
         return true

@@ -41,14 +41,16 @@ extension SyncServer {
     /// The container a request names, if its token may use it so.
     private func container<Context: RequestContext>(
         _ request: Request, _ context: Context, writing: Bool
-    ) throws(RouteFailure) -> HostedContainer {
+    ) throws(RouteFailure) -> any AnyHostedContainer {
         let grant = try authenticated(request)
         let key = context.parameters.get("key") ?? ""
         guard writing ? grant.mayWrite(container: key) : grant.mayRead(container: key) else {
             throw .status(.forbidden, "This token may not \(writing ? "write" : "read") the container \(key).")
         }
         switch hosting(container: key) {
-        case .hosted(let container): return container
+        case .hosted(let container):
+            if let why = container.unavailability { throw .status(.serviceUnavailable, why) }
+            return container
         case .unavailable(let why): throw .status(.serviceUnavailable, why)
         case nil: throw .status(.notFound, "No container is hosted as \(key).")
         }
@@ -65,7 +67,7 @@ extension SyncServer {
         return condition
     }
 
-    private static func answer(_ outcome: HostedContainer.WriteOutcome) throws(RouteFailure) -> Answer {
+    private static func answer(_ outcome: ContainerWriteOutcome) throws(RouteFailure) -> Answer {
         switch outcome {
         case .written(let stored):
             return .noContent(entityTag: stored.entityTag)

@@ -24,7 +24,7 @@ public final class SyncServer: Sendable {
     let tokens: SyncTokens
     package let limits: SyncLimits
     private let hostedStores = Mutex<[String: Hosting<any AnyHostedStore>]>([:])
-    private let hostedContainers = Mutex<[String: Hosting<HostedContainer>]>([:])
+    private let hostedContainers = Mutex<[String: Hosting<any AnyHostedContainer>]>([:])
 
     /// A hosted store or container, or why it could not be loaded (its requests are answered 503 with the reason).
     enum Hosting<Hosted: Sendable>: Sendable {
@@ -115,10 +115,15 @@ public final class SyncServer: Sendable {
     ///   - key: The container's key in the routes (`/containers/{key}`): 1 to 64 characters of `A-Z a-z 0-9 . _ -`.
     ///   - type: The container's value type, as the app's `StateContainer` encodes it (JSON).
     public func host<Value: Codable & Sendable>(container key: String, of type: Value.Type) {
+        host(container: key) { try HostedContainer(key: key, storage: storage, reject: rejectingAllBut(type)) }
+    }
+
+    /// Hosts the container `make` makes, or answers its requests 503 with why it could not be made.
+    package func host(container key: String, _ make: () throws -> any AnyHostedContainer) {
         precondition(ClientID.isValid(key), "A hosted container's key is 1 to 64 characters of A-Z a-z 0-9 . _ -.")
-        let hosting: Hosting<HostedContainer>
+        let hosting: Hosting<any AnyHostedContainer>
         do {
-            hosting = .hosted(try HostedContainer(key: key, storage: storage, reject: HostedContainer.rejecting(type)))
+            hosting = .hosted(try make())
         } catch {
             hosting = .unavailable("The stored value of \(key) cannot be read: \(error)")
         }
@@ -173,7 +178,7 @@ public final class SyncServer: Sendable {
         hostedStores.withLock { $0[name] }
     }
 
-    func hosting(container key: String) -> Hosting<HostedContainer>? {
+    func hosting(container key: String) -> Hosting<any AnyHostedContainer>? {
         hostedContainers.withLock { $0[key] }
     }
 }

@@ -17,7 +17,7 @@ final class ReplicatedHostedStore<State: Codable & Sendable, Action: Codable & S
     let feeds: StoreFeeds<State, Action>
     let limits: SyncLimits
     let authorize: @Sendable (SyncCaller, Action) -> SyncVerdict
-    let answers: PushAnswers
+    let answers: Answers<Result<PushAnswer, PushFailure>>
     let following = FollowingState()
     /// Keeps the feeds told of every push the log applies.
     private let publishing: SubscriptionToken
@@ -31,7 +31,7 @@ final class ReplicatedHostedStore<State: Codable & Sendable, Action: Codable & S
         authorize: @escaping @Sendable (SyncCaller, Action) -> SyncVerdict,
         onIssue: @escaping @Sendable (ReplicationIssue) -> Void
     ) throws(StorageError) {
-        let answers = PushAnswers()
+        let answers = Answers<Result<PushAnswer, PushFailure>>()
         let maximumClients = limits.maximumClients
         let initial = Replica(initialState: initialState)
         let replica = try ReplicatedStore(client: client, log: log, initialState: initial, onIssue: onIssue) {
@@ -72,21 +72,14 @@ final class ReplicatedHostedStore<State: Codable & Sendable, Action: Codable & S
             if case .refuse(let reason) = authorize(caller, pushed.action) { refused[pushed.seq] = reason }
         }
         let push = ReplicatedPush(id: UUID(), request: request, token: token, refusedByAuthorize: refused, receivedAt: Date())
-        answers.expect(push.id)
-        do {
-            try await replica.send(push)
-        } catch {
-            answers.forget(push.id)
-            throw .unavailable("The push could not be appended to the store's log: \(error)")
-        }
-        guard let answer = answers.take(push.id) else {
-            throw .unavailable("The push was applied without an answer; push it again.")
+        guard let answer = await answers.send(push, id: push.id, through: replica) else {
+            throw .unavailable("The push could not be appended to the store's log: push it again.")
         }
         return try answer.get()
     }
 
     var unavailability: String? {
-        following.isFollowing ? nil : "The store is catching up with its log, or this instance does not follow it: push later."
+        following.unavailability(of: "store")
     }
 
     func snapshot(for caller: SyncCaller) throws(PushFailure) -> Data {
@@ -118,65 +111,4 @@ final class ReplicatedHostedStore<State: Codable & Sendable, Action: Codable & S
 
     /// The state is the log's: nothing else changes it.
     func stateChangedElsewhere() {}
-}
-
-/// The answers of the pushes this instance appended, from the reducer that applies them to the request that waits.
-final class PushAnswers: Sendable {
-    private let waiting = Mutex<[UUID: Result<PushAnswer, PushFailure>?]>([:])
-
-    /// Registers a push before it is appended, so that its answer is kept when it is applied.
-    func expect(_ id: UUID) {
-        waiting.withLock { $0[id] = .some(nil) }
-    }
-
-    func deliver(_ answer: Result<PushAnswer, PushFailure>, to id: UUID) {
-        waiting.withLock { waiting in
-            if waiting[id] != nil { waiting[id] = answer }
-        }
-    }
-
-    func take(_ id: UUID) -> Result<PushAnswer, PushFailure>? {
-        waiting.withLock { $0.removeValue(forKey: id) } ?? nil
-    }
-
-    func forget(_ id: UUID) {
-        _ = waiting.withLock { $0.removeValue(forKey: id) }
-    }
-}
-
-/// Whether the instance follows its log and has caught up with it: until then its state may be older than what a
-/// client saw from another instance, and it answers 503.
-final class FollowingState: Sendable {
-    private enum Phase: Equatable {
-        case idle
-        case catchingUp(UInt64)
-        case following
-    }
-
-    private let phase = Mutex<(phase: Phase, runs: UInt64)>((.idle, 0))
-
-    var isFollowing: Bool {
-        phase.withLock { $0.phase == .following }
-    }
-
-    /// A run starts: returns its number, or `nil` while another runs.
-    func start() -> UInt64? {
-        phase.withLock { state in
-            guard state.phase == .idle else { return nil }
-            state.runs += 1
-            state.phase = .catchingUp(state.runs)
-            return state.runs
-        }
-    }
-
-    /// The run numbered `run` caught up; ignored once it has ended.
-    func caughtUp(run: UInt64) {
-        phase.withLock { state in
-            if state.phase == .catchingUp(run) { state.phase = .following }
-        }
-    }
-
-    func stop() {
-        phase.withLock { $0.phase = .idle }
-    }
 }

@@ -28,7 +28,7 @@ extension SyncServer {
     /// numbers and each client's latest actions (to check a batch pushed again) are the replicated store's state, and
     /// stored in its snapshots; the server's `storage` holds none of them.
     ///
-    /// The store answers 503 until ``SyncStoreReplication/run()`` runs and has caught up with the log: an instance
+    /// The store answers 503 until ``SyncReplication/run()`` runs and has caught up with the log: an instance
     /// that just started would otherwise show clients an older state than they saw.
     ///
     /// - Parameters:
@@ -50,57 +50,40 @@ extension SyncServer {
         reducer: @escaping @Sendable (inout State, Action) throws -> Void,
         authorize: @escaping @Sendable (SyncCaller, Action) -> SyncVerdict = { _, _ in .allow },
         onIssue: @escaping @Sendable (ReplicationIssue) -> Void = ReplicationIssue.standardError
-    ) throws(StorageError) -> SyncStoreReplication {
+    ) throws(StorageError) -> SyncReplication {
         let hosted = try ReplicatedHostedStore(
             client: client, log: log, initialState: initialState, limits: limits, reducer: reducer,
             authorize: authorize, onIssue: onIssue
         )
         host(store: name) { hosted }
-        return SyncStoreReplication(hosted)
-    }
-}
-
-/// The replication of a store hosted on a PostgreSQL action log (see
-/// ``StatehouseServer/SyncServer/host(store:replicatedOn:log:initialState:reducer:authorize:onIssue:)``): run it
-/// while the server serves the store.
-public final class SyncStoreReplication: Sendable {
-    private let runReplica: @Sendable () async throws(StorageError) -> Void
-    private let caughtUp: @Sendable () async -> Void
-    private let following: FollowingState
-
-    init<State, Action>(_ hosted: ReplicatedHostedStore<State, Action>) {
-        let replica = hosted.replica
-        runReplica = { () async throws(StorageError) in try await replica.run() }
-        caughtUp = { await replica.waitUntilCaughtUp() }
-        following = hosted.following
+        return SyncReplication(hosted.replica, following: hosted.following)
     }
 
-    /// Follows the log and appends the pushes this instance takes, until the calling task is cancelled.
+    /// Hosts the container `key` on an action log in PostgreSQL, which every server instance that hosts it on the
+    /// same log shares: a write to any instance is checked against the version every other instance saw last, and
+    /// reaches the clients following each of them.
     ///
-    /// The store serves requests once it has applied the log up to where it was when this started.
+    /// Each write is appended to the log with the version it replaces; every instance applies the log's writes in
+    /// order, so a write naming a version another instance replaced first meets 412 wherever it comes. A container's
+    /// versions on its log start at 1, whatever the server's storage held.
     ///
-    /// - Throws: What `ReplicatedStore.run()` throws: `StorageError.Kind.undecodable` for an entry that does not
-    ///   decode (written by another version of the program), `.invalidConfiguration` if it runs already.
-    public func run() async throws(StorageError) {
-        guard let run = following.start() else {
-            throw StorageError(
-                .invalidConfiguration, key: nil, operation: .open,
-                message: "The replication runs already: run it from one task at a time."
-            )
-        }
-        defer { following.stop() }
-        let caughtUp = self.caughtUp
-        let following = self.following
-        let marking = Task {
-            await caughtUp()
-            if !Task.isCancelled { following.caughtUp(run: run) }
-        }
-        defer { marking.cancel() }
-        try await runReplica()
-    }
-
-    /// Whether the store serves requests: ``run()`` runs and has caught up with the log.
-    public var isServing: Bool {
-        following.isFollowing
+    /// - Parameters:
+    ///   - key: The container's key in the routes (`/containers/{key}`): 1 to 64 characters of `A-Z a-z 0-9 . _ -`.
+    ///   - type: The container's value type, as the app's `StateContainer` encodes it (JSON).
+    ///   - client: A client whose `run()` runs while the container is hosted.
+    ///   - log: The log's table (see `ReplicatedStore`); one per hosted container, the same on every instance.
+    ///   - onIssue: Where the log's issues go; standard error by default.
+    /// - Returns: The replication to run; the container answers 503 until it runs and has caught up.
+    /// - Throws: `StorageError.Kind.invalidConfiguration` for an invalid `log` name.
+    public func host<Value: Codable & Sendable>(
+        container key: String,
+        of type: Value.Type,
+        replicatedOn client: PostgresClient,
+        log: String,
+        onIssue: @escaping @Sendable (ReplicationIssue) -> Void = ReplicationIssue.standardError
+    ) throws(StorageError) -> SyncReplication {
+        let hosted = try ReplicatedHostedContainer(client: client, log: log, reject: rejectingAllBut(type), onIssue: onIssue)
+        host(container: key) { hosted }
+        return SyncReplication(hosted.replica, following: hosted.following)
     }
 }

@@ -1,8 +1,8 @@
 // The tests' sync server in a process of its own, for the tests that kill it mid-push, the one across two hosts, and
 // the schemathesis run: `StatehouseSyncServerWorker DATABASE PORT [HOST]` hosts the tracker fixture on the SQLite
-// file DATABASE, on HOST (127.0.0.1 unless given); `StatehouseSyncServerWorker postgres:PGPORT:LOG PORT` hosts it on
-// the action log LOG of the PostgreSQL server on 127.0.0.1:PGPORT, as one of several instances. It prints
-// "listening PORT" once it listens, and stops gracefully on SIGTERM.
+// file DATABASE, on HOST (127.0.0.1 unless given); `StatehouseSyncServerWorker postgres:PGPORT:LOG PORT` hosts it
+// (and the settings container) on the action log LOG of the PostgreSQL server on 127.0.0.1:PGPORT, as one of
+// several instances. It prints "listening PORT" once it listens, and stops gracefully on SIGTERM.
 import Foundation
 import Hummingbird
 import PostgresNIO
@@ -26,9 +26,9 @@ let client = postgres.map { postgres in
     ))
 }
 let server: SyncServer
-var replication: SyncStoreReplication?
+var replications: [SyncReplication] = []
 if let client, let postgres {
-    (server, replication) = try Fixture.replicatedServer(client: client, log: postgres.log)
+    (server, replications) = try Fixture.replicatedServer(client: client, log: postgres.log)
 } else {
     server = try Fixture.server(storage: .sqlite(path: arguments[1]))
 }
@@ -40,9 +40,9 @@ let services = ServiceGroup(
         services: [application], gracefulShutdownSignals: [.sigterm], logger: application.logger
     )
 )
-try await withThrowingTaskGroup(of: Void.self) { [replication] group in
+try await withThrowingTaskGroup(of: Void.self) { [replications] group in
     if let client { group.addTask(executorPreference: PostgresStorage.executor) { await client.run() } }
-    if let replication { group.addTask { try await replication.run() } }
+    for replication in replications { group.addTask { try await replication.run() } }
     try await services.run()
     group.cancelAll()
 }

@@ -38,15 +38,17 @@ public enum Fixture {
         return server
     }
 
-    /// A server instance hosting `tracker` on the PostgreSQL action log `log`, which other instances share; as
-    /// ``server(storage:limits:)`` hosts it, without `notes` and `settings`. Run the replication it returns.
-    public static func replicatedServer(client: PostgresClient, log: String) throws -> (SyncServer, SyncStoreReplication) {
+    /// A server instance hosting `tracker` on the PostgreSQL action log `log` and `settings` on `log_settings`,
+    /// which other instances share; as ``server(storage:limits:)`` hosts them, without `notes`. Run the replications
+    /// it returns.
+    public static func replicatedServer(client: PostgresClient, log: String) throws -> (SyncServer, [SyncReplication]) {
         let server = SyncServer(storage: try .inMemory(), tokens: try tokens())
-        let replication = try server.host(
+        let tracker = try server.host(
             store: "tracker", replicatedOn: client, log: log, initialState: Tracker(), reducer: serverReducer,
             authorize: authorizeTracker
         )
-        return (server, replication)
+        let settings = try server.host(container: "settings", of: Settings.self, replicatedOn: client, log: "\(log)_settings")
+        return (server, [tracker, settings])
     }
 
     /// Refuses ``TrackerAction/forbidden``.

@@ -5,12 +5,12 @@ import StatehousePostgres
 import StatehouseServer
 import StatehouseServerPostgres
 
-/// One server instance: a server hosting `tracker` on the log, its PostgreSQL client and replication running, and
-/// listening on loopback.
+/// One server instance: a server hosting `tracker` and `settings` on their logs, its PostgreSQL client and
+/// replications running, and listening on loopback.
 public struct Instance: Sendable {
     public var server: SyncServer
     public var running: RunningServer
-    public var replication: SyncStoreReplication
+    public var replications: [SyncReplication]
     public var log: String
 }
 
@@ -41,20 +41,20 @@ public func withInstance<T>(
     on cluster: PostgresTestCluster, log: String, waitsUntilServing: Bool = true, _ body: (Instance) async throws -> T
 ) async throws -> T {
     let client = PostgresClient(configuration: cluster.clientConfiguration)
-    let (server, replication) = try Fixture.replicatedServer(client: client, log: log)
+    let (server, replications) = try Fixture.replicatedServer(client: client, log: log)
     let following = Task {
         await withDiscardingTaskGroup { group in
             group.addTask(executorPreference: PostgresStorage.executor) { await client.run() }
-            group.addTask { try? await replication.run() }
+            for replication in replications { group.addTask { try? await replication.run() } }
         }
     }
     defer { following.cancel() }
     let deadline = ContinuousClock.now + .seconds(120)
-    while waitsUntilServing, !replication.isServing {
+    while waitsUntilServing, !replications.allSatisfy(\.isServing) {
         guard ContinuousClock.now < deadline else { throw RunningServer.ServerDidNotStart() }
         try await Task.sleep(for: .milliseconds(5))
     }
     return try await withRunningServer(server) { running in
-        try await body(Instance(server: server, running: running, replication: replication, log: log))
+        try await body(Instance(server: server, running: running, replications: replications, log: log))
     }
 }

@@ -11,9 +11,10 @@ import StatehouseTestSupport
 import SyncFixtures
 import Testing
 
-/// Several server instances on one PostgreSQL action log serve one store: a push to any of them reaches the clients
-/// of every other, applied once, with the same answers, refusals and conflicts wherever a batch comes again; a feed
-/// resumes on another instance by its cursor; an instance started later serves only once it caught up.
+/// Several server instances on PostgreSQL action logs serve one store and one container: a push to any of them
+/// reaches the clients of every other, applied once, with the same answers, refusals and conflicts wherever a batch
+/// comes again; a feed resumes on another instance by its cursor; an instance started later serves only once it
+/// caught up; a container's versions are one sequence on every instance.
 @Suite(.serialized, .enabled(if: PostgresTestCluster.isInstalled))
 struct ReplicatedServerTests {
     @Test func aPushToOneInstanceReachesTheClientsOfAnother() async throws {
@@ -117,7 +118,7 @@ struct ReplicatedServerTests {
                 #expect(try await a.running.push([(seq, .count(1))]).status == 200)
             }
             try await withInstance(on: cluster, log: instances[0].log, waitsUntilServing: false) { late in
-                #expect(await eventually { late.replication.isServing })
+                #expect(await eventually { late.replications.allSatisfy(\.isServing) })
                 let snapshot = try await late.running.snapshot()
                 #expect(snapshot.cursor == 150 && snapshot.state.total == 150 && snapshot.handledThrough == 150)
                 let replayed = try await late.running.push([(150, .count(1)), (151, .count(2))]).decoded(PushAnswer.self)
@@ -197,6 +198,64 @@ struct ReplicatedServerTests {
         }
     }
 
+    /// A container written on one instance is read on another with the same version; a write naming a version
+    /// another instance replaced meets 412 there, with the current version's `ETag`.
+    @Test func aContainerWrittenOnOneInstanceIsReadOnAnotherWithItsVersion() async throws {
+        try await withInstances(2) { cluster, instances in
+            let (a, b) = (instances[0], instances[1])
+            let dark = try JSONEncoder().encode(Settings(theme: "dark"))
+            let large = try JSONEncoder().encode(Settings(fontSize: 20))
+            let created = try await put(a.running, dark, ["If-None-Match": "*"])
+            #expect(created.status == 204 && created.headers["etag"] == "\"1\"")
+            #expect(try await eventuallyAsync { try await b.running.request("GET", "containers/settings").status == 200 })
+            let read = try await b.running.request("GET", "containers/settings")
+            #expect(read.body == dark && read.headers["etag"] == "\"1\"")
+            #expect(try await put(b.running, large, ["If-Match": "\"1\""]).status == 204)
+            let stale = try await put(a.running, dark, ["If-Match": "\"1\""])
+            #expect(stale.status == 412 && stale.headers["etag"] == "\"2\"")
+            #expect(try await put(a.running, dark, ["If-None-Match": "*"]).status == 412)
+            #expect(try await put(a.running, Data("{}".utf8), ["If-Match": "\"2\""]).status == 400)
+        }
+    }
+
+    /// Writers on both instances, each reading, changing and writing on the version it read (again on a 412), lose
+    /// no update: the checks see one order of versions, the log's.
+    @Test func writersOnTwoInstancesLoseNoUpdate() async throws {
+        try await withInstances(2) { cluster, instances in
+            #expect(try await put(instances[0].running, try JSONEncoder().encode(Settings()), ["If-None-Match": "*"]).status == 204)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<4 {
+                    let server = instances[writer % 2].running
+                    group.addTask {
+                        for _ in 0..<10 { try await increment(server) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for instance in instances {
+                #expect(try await eventuallyAsync {
+                    let read = try await instance.running.request("GET", "containers/settings")
+                    return try read.decoded(Settings.self).fontSize == 52 && read.headers["etag"] == "\"41\""
+                })
+            }
+        }
+    }
+
+    /// A container's feed on one instance sends the versions written on another, ids and all.
+    @Test func aContainersFeedOnOneInstanceHearsWritesOnAnother() async throws {
+        try await withInstances(2) { cluster, instances in
+            let (a, b) = (instances[0], instances[1])
+            let dark = try JSONEncoder().encode(Settings(theme: "dark"))
+            var events = ContainerConnection(http: SyncHTTP(server: b.running.url, token: Fixture.writer))
+                .feed("settings", after: 0).makeAsyncIterator()
+            #expect(try await events.next() == .opened)
+            #expect(await eventually { b.server.containerFollowerCounts["settings"] == 1 })
+            #expect(try await put(a.running, dark, ["If-None-Match": "*"]).status == 204)
+            let event = try #require(try await events.next())
+            #expect(event.name == ContainerEvent.value && event.id == "1" && Data(event.data.utf8) == dark)
+        }
+    }
+
     @Test func anInvalidLogNameIsRefused() throws {
         let client = PostgresClient(configuration: PostgresClient.Configuration(
             host: "127.0.0.1", port: 1, username: "nobody", password: nil, database: "none", tls: .disable
@@ -216,6 +275,22 @@ struct ReplicatedServerTests {
             name: "tracker", initialState: Tracker(), reducer: trackerReducer, server: server, token: Fixture.writer,
             outbox: Fixture.temporaryFolder()
         )
+    }
+
+    private func put(_ server: RunningServer, _ body: Data, _ headers: [String: String]) async throws -> Exchange {
+        try await server.request("PUT", "containers/settings", body: body, headers: headers)
+    }
+
+    /// Adds 1 to the settings' font size on `server`: reads, writes on the version read, and again on a 412.
+    private func increment(_ server: RunningServer) async throws {
+        while true {
+            let read = try await server.request("GET", "containers/settings")
+            var settings = try read.decoded(Settings.self)
+            settings.fontSize += 1
+            let written = try await put(server, try JSONEncoder().encode(settings), ["If-Match": read.headers["etag"] ?? ""])
+            if written.status == 204 { return }
+            try #require(written.status == 412, "\(written.status)")
+        }
     }
 
     /// Starts an instance process on `log` (the server worker), on `port` (0: one the system chooses).

@@ -1,0 +1,71 @@
+import Foundation
+import NIOCore
+import StatehouseSyncWire
+import Synchronization
+
+/// A hosted container's newest version and the feeds that follow it, under one lock: a follower registers and reads
+/// the current value in the same critical section in which a write publishes, so it neither misses the newest value
+/// nor sees it twice. Whoever commits writes (one server's storage, or a log several instances apply) publishes here.
+package final class ContainerFeeds: Sendable {
+    private struct Shared {
+        /// The newest version committed; a commit that finishes after a newer one is not published over it.
+        var current: StoredContainer
+        var followers: [UInt64: AsyncStream<ByteBuffer>.Continuation] = [:]
+        var nextFollower: UInt64 = 0
+    }
+
+    private let shared: Mutex<Shared>
+
+    package init(current: StoredContainer) {
+        shared = Mutex(Shared(current: current))
+    }
+
+    package var current: StoredContainer {
+        shared.withLock { $0.current }
+    }
+
+    package var followerCount: Int {
+        shared.withLock { $0.followers.count }
+    }
+
+    /// Makes `stored` the current version and sends it to the followers, unless a newer one is current already.
+    package func publish(_ stored: StoredContainer) {
+        shared.withLock { shared in
+            guard stored.version > shared.current.version else { return }
+            shared.current = stored
+            let event = Self.event(stored)
+            for follower in shared.followers.values { follower.yield(event) }
+        }
+    }
+
+    /// The container's feed: its value now unless `lastSeen` is its version, then its value after each write. A
+    /// follower that reads slowly misses values in between, never the newest: a container is a value, not a log.
+    package func follow(after lastSeen: Int64?) -> (events: AsyncStream<ByteBuffer>, end: @Sendable () -> Void) {
+        let (events, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(1))
+        let id = shared.withLock { shared in
+            if lastSeen != shared.current.version { continuation.yield(Self.event(shared.current)) }
+            defer { shared.nextFollower += 1 }
+            shared.followers[shared.nextFollower] = continuation
+            return shared.nextFollower
+        }
+        let end: @Sendable () -> Void = { [weak self] in
+            continuation.finish()
+            _ = self?.shared.withLock { $0.followers.removeValue(forKey: id) }
+        }
+        return (events, end)
+    }
+
+    /// A `value` or `removed` event. The value is JSON, whose line breaks can only be whitespace between tokens:
+    /// they become spaces, so that the value fits the one `data:` line an event's parser reads back unchanged.
+    private static func event(_ container: StoredContainer) -> ByteBuffer {
+        var buffer = ByteBuffer(string: "id: \(container.version)\n")
+        guard let value = container.value else {
+            buffer.writeString("event: \(ContainerEvent.removed)\ndata:\n\n")
+            return buffer
+        }
+        buffer.writeString("event: \(ContainerEvent.value)\ndata: ")
+        buffer.writeBytes(value.map { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") ? UInt8(ascii: " ") : $0 })
+        buffer.writeString("\n\n")
+        return buffer
+    }
+}
