@@ -6,31 +6,39 @@ import StatehouseSyncWire
 /// reads), and an array appended to while another copy holds it copies every element: each dispatch would cost as
 /// much as the outbox is long, and an app offline for long would slow down with every action. Here the actions sit
 /// in immutable chunks that copies share, and only the last, short one is copied.
+@usableFromInline
 struct ActionLog<Action: Codable & Sendable>: Sequence, Sendable {
-    fileprivate final class Chunk: Sendable {
-        let actions: [PushedAction<Action>]
+    @usableFromInline
+    final class Chunk: Sendable {
+        @usableFromInline let actions: [PushedAction<Action>]
 
+        @inlinable
         init(_ actions: [PushedAction<Action>]) {
             self.actions = actions
         }
     }
 
-    private static var chunkSize: Int { 32 }
+    @inlinable
+    static var chunkSize: Int { 32 }
 
-    private var chunks: [Chunk] = []
-    private var tail: [PushedAction<Action>] = []
-    private(set) var count = 0
+    @usableFromInline var chunks: [Chunk] = []
+    @usableFromInline var tail: [PushedAction<Action>] = []
+    @usableFromInline private(set) var count = 0
 
+    @inlinable
     init() {}
 
+    @inlinable
     init(_ actions: some Sequence<PushedAction<Action>>) {
         for action in actions { append(action) }
     }
 
+    @inlinable
     var isEmpty: Bool {
         count == 0
     }
 
+    @inlinable
     mutating func append(_ action: PushedAction<Action>) {
         tail.append(action)
         count += 1
@@ -42,25 +50,30 @@ struct ActionLog<Action: Codable & Sendable>: Sequence, Sendable {
 
     /// Rebuilds the log without the actions `shouldBeRemoved` picks: as long as the log, once per answer or change
     /// from the server, not per dispatch.
+    @inlinable
     mutating func removeAll(where shouldBeRemoved: (PushedAction<Action>) -> Bool) {
         self = ActionLog(filter { !shouldBeRemoved($0) })
     }
 
+    @inlinable
     func makeIterator() -> Iterator {
         Iterator(chunks: chunks, tail: tail)
     }
 
+    @usableFromInline
     struct Iterator: IteratorProtocol {
-        fileprivate let chunks: [Chunk]
-        fileprivate let tail: [PushedAction<Action>]
-        private var chunk = 0
-        private var index = 0
+        @usableFromInline let chunks: [Chunk]
+        @usableFromInline let tail: [PushedAction<Action>]
+        @usableFromInline var chunk = 0
+        @usableFromInline var index = 0
 
-        fileprivate init(chunks: [Chunk], tail: [PushedAction<Action>]) {
+        @inlinable
+        init(chunks: [Chunk], tail: [PushedAction<Action>]) {
             self.chunks = chunks
             self.tail = tail
         }
 
+        @inlinable
         mutating func next() -> PushedAction<Action>? {
             let actions = chunk < chunks.count ? chunks[chunk].actions : tail
             guard index < actions.count else {
@@ -77,10 +90,12 @@ struct ActionLog<Action: Codable & Sendable>: Sequence, Sendable {
 
 /// Encoded as the array it stands for.
 extension ActionLog: Codable {
+    @inlinable
     init(from decoder: any Decoder) throws {
         self.init(try [PushedAction<Action>](from: decoder))
     }
 
+    @inlinable
     func encode(to encoder: any Encoder) throws {
         try Array(self).encode(to: encoder)
     }

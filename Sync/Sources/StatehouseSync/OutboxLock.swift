@@ -9,9 +9,11 @@ import Darwin
 /// An exclusive `flock` on a file in the outbox's folder, held for a synced store's lifetime: two synced stores
 /// on one outbox would give two actions the same sequence number. The kernel lets it go when the process ends, even
 /// killed.
+@usableFromInline
 final class OutboxLock: Sendable {
     private let descriptor: Int32
 
+    @usableFromInline
     init(folder: URL, name: String) throws(SyncError) {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

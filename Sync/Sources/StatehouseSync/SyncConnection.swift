@@ -6,10 +6,12 @@ import FoundationNetworking
 #endif
 
 /// The client's side of the wire protocol for one store: pushes, pulls and the feed.
+@usableFromInline
 struct SyncConnection: Sendable {
     let http: SyncHTTP
     let store: String
 
+    @usableFromInline
     init(server: URL, store: String, token: String) {
         self.http = SyncHTTP(server: server, token: token)
         self.store = store

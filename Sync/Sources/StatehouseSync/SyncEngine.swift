@@ -5,8 +5,9 @@ import Synchronization
 
 /// The two loops that keep a journal in step with the server: one pushes the outbox, one follows the feed. Both run
 /// until ``stop()``, trying again with back-off whatever fails.
+@usableFromInline
 final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
-    typealias Journal = Store<SyncJournal<State, Action>, SyncStep<State, Action>>
+    @usableFromInline typealias Journal = Store<SyncJournal<State, Action>, SyncStep<State, Action>>
 
     private let journal: Journal
     private let connection: SyncConnection
@@ -22,12 +23,15 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
     private let pushRetry = WakeSignal()
     private let feedRetry = WakeSignal()
     private let tasks = Mutex<[Task<Void, Never>]>([])
+    /// How long an idle push loop waits, once woken by an action, for the ones dispatched after it.
+    private static var gathering: Duration { .milliseconds(2) }
 
     /// - Parameters:
     ///   - maximumBatch: The most actions one push carries.
     ///   - maximumBatchBytes: The most bytes of actions one push carries: a quarter of the server's default body
     ///     limit.
     ///   - signals: What the journal's reducer keeps up to date: the health's count of waiting actions, and the wake.
+    @usableFromInline
     init(
         journal: Journal, connection: SyncConnection, signals: SyncSignals, maximumBatch: Int = 500,
         maximumBatchBytes: Int = 1 << 20
@@ -45,6 +49,7 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
         )
     }
 
+    @usableFromInline
     func start() {
         let pushing = Task { await self.pushLoop() }
         let following = Task { await self.feedLoop() }
@@ -52,6 +57,7 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
         tasks.withLock { $0 = [pushing, following, publishing] }
     }
 
+    @usableFromInline
     func stop() {
         for task in tasks.withLock({ $0 }) { task.cancel() }
     }
@@ -127,6 +133,9 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
             }
             guard let batch = next else {
                 await pushWake.wait()
+                // The actions an app dispatches in a burst go in one push: each push's answer and change rebase the
+                // pending actions under the journal's lock, which the app's dispatches wait for.
+                try? await Task.sleep(for: Self.gathering)
                 continue
             }
             do throws(SyncError) {

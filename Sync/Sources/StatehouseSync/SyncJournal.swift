@@ -4,22 +4,24 @@ import StatehouseSyncWire
 /// Everything a ``SyncedStore`` keeps in its outbox, saved as one value so that a crash never separates the state
 /// from the actions it holds: the server's state as last seen (`confirmed`, at `cursor`), the actions not yet seen in
 /// it (`pending`), and the state the app sees (`local`): `confirmed` with `pending` applied again.
+@usableFromInline
 struct SyncJournal<State: Codable & Sendable, Action: Codable & Sendable>: Codable, Sendable {
     /// This outbox's name on the server, made once.
-    var client: String
-    var confirmed: State
-    var cursor: Int64
-    var nextSeq: Int64 = 1
-    var pending = ActionLog<Action>()
-    var local: State
+    @usableFromInline var client: String
+    @usableFromInline var confirmed: State
+    @usableFromInline var cursor: Int64
+    @usableFromInline var nextSeq: Int64 = 1
+    @usableFromInline var pending = ActionLog<Action>()
+    @usableFromInline var local: State
     /// The last sequence number a push's answer covered: the pending actions up to it wait only to be seen in the
     /// server's state, and are not pushed again.
-    var answeredThrough: Int64 = 0
+    @usableFromInline var answeredThrough: Int64 = 0
     /// Actions seen in the server's state before their push was answered (the feed is faster than the answer, or
     /// the answer was lost). Whether the server refused one of them only the answer says: they are pushed again,
     /// which the server answers without applying them twice, until an answer covers them.
-    var unanswered: [PushedAction<Action>] = []
+    @usableFromInline var unanswered: [PushedAction<Action>] = []
 
+    @inlinable
     init(client: String, initialState: State) {
         self.client = client
         self.confirmed = initialState
@@ -29,6 +31,7 @@ struct SyncJournal<State: Codable & Sendable, Action: Codable & Sendable>: Codab
 }
 
 /// What changes a journal: an app's action, or news from the server.
+@usableFromInline
 enum SyncStep<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
     case local(Action)
     /// The server's state, from a pull or at the start of a feed. Taken only if its cursor is not behind the
@@ -46,6 +49,7 @@ extension SyncJournal {
     ///
     /// An app's action that finds `outboxLimit` actions waiting is not applied: the status says so
     /// (``SyncError/outboxFull(limit:)``), rather than the outbox growing without bound or dropping older actions.
+    @inlinable
     static func reducer(
         _ app: @escaping @Sendable (inout State, Action) -> Effect<Action>, outboxLimit: Int
     ) -> @Sendable (inout SyncJournal, SyncStep<State, Action>) -> Effect<SyncStep<State, Action>> {
@@ -75,7 +79,8 @@ extension SyncJournal {
         }
     }
 
-    private mutating func confirm(
+    @inlinable
+    mutating func confirm(
         _ state: State, at cursor: Int64, handledThrough: Int64, _ app: (inout State, Action) -> Effect<Action>
     ) {
         confirmed = state
@@ -94,7 +99,8 @@ extension SyncJournal {
         return Array(unanswered.prefix(limit)) + fresh
     }
 
-    private mutating func rebase(_ app: (inout State, Action) -> Effect<Action>) {
+    @inlinable
+    mutating func rebase(_ app: (inout State, Action) -> Effect<Action>) {
         var state = confirmed
         for queued in pending { _ = app(&state, queued.action) }
         local = state

@@ -8,6 +8,7 @@ import Synchronization
 /// Publishing the status waits for the loop the wake wakes (its listeners are the app's, and may read the store,
 /// whose lock is held here): published on every dispatch, the status cost more than the rest of the dispatch. The
 /// loop reads the state under the journal's lock, so it finds the action that woke it.
+@usableFromInline
 final class SyncSignals: Sendable {
     let wake = WakeSignal()
     /// Raised when the status changes kind with a step (nothing waits, something does, the outbox is full): the
@@ -16,16 +17,19 @@ final class SyncSignals: Sendable {
     /// Taken under the journal's lock, or alone; never the other way round.
     let health: Mutex<SyncHealth>
 
+    @usableFromInline
     init(pending: Int, outboxLimit: Int) {
         health = Mutex(SyncHealth(pending: pending, outboxLimit: outboxLimit))
     }
 
     /// Sets the count of the journal as it was loaded, before any step.
+    @usableFromInline
     func journalLoaded(pending: Int) {
         health.withLock { $0.pending = pending }
     }
 
     /// Called by the journal's reducer after each step.
+    @usableFromInline
     func journalChanged(pending: Int, byApp: Bool) {
         let changedKind = health.withLock { health in
             let before = health.status

@@ -25,8 +25,8 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
     /// The app's store: dispatch to it, subscribe to it, as to any store. Keep the synced store too: syncing stops
     /// when it goes (the actions dispatched after wait in the outbox for the next synced store made on it).
     public let store: Store<State, Action>
-    private let journal: Store<SyncJournal<State, Action>, SyncStep<State, Action>>
-    private let engine: SyncEngine<State, Action>
+    @usableFromInline let journal: Store<SyncJournal<State, Action>, SyncStep<State, Action>>
+    @usableFromInline let engine: SyncEngine<State, Action>
 
     /// - Parameters:
     ///   - name: The store's name on the server.
@@ -41,6 +41,7 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
     ///     until the server takes some. Every action in the outbox is applied again at each change the server sends.
     /// - Throws: ``SyncError/badStoreName(_:)``, ``SyncError/outboxInUse(path:)`` while another synced store uses `outbox`, or
     ///   ``SyncError/outboxUnusable(path:reason:)``.
+    @inlinable
     public init(
         name: String,
         initialState: State,
@@ -79,6 +80,7 @@ public final class SyncedStore<State: Codable & Sendable, Action: Codable & Send
     }
 
     /// A synced store whose reducer only changes the state.
+    @inlinable
     public convenience init(
         name: String,
         initialState: State,
