@@ -7,17 +7,32 @@ import Synchronization
 /// the current value in the same critical section in which a write publishes, so it neither misses the newest value
 /// nor sees it twice. Whoever commits writes (one server's storage, or a log several instances apply) publishes here.
 package final class ContainerFeeds: Sendable {
+    private struct Follower {
+        var events: AsyncStream<ByteBuffer>.Continuation
+        /// The version it has: it is sent none at or before it (it resumed on a server that was behind it).
+        var after: Int64
+    }
+
     private struct Shared {
         /// The newest version committed; a commit that finishes after a newer one is not published over it.
         var current: StoredContainer
-        var followers: [UInt64: AsyncStream<ByteBuffer>.Continuation] = [:]
-        var nextFollower: UInt64 = 0
+        var followers: FollowerList<Follower>
     }
 
     private let shared: Mutex<Shared>
 
-    package init(current: StoredContainer) {
-        shared = Mutex(Shared(current: current))
+    /// - Parameter isOpen: Whether the feed may be followed at once; else from ``open()`` on.
+    package init(current: StoredContainer, isOpen: Bool = true) {
+        shared = Mutex(Shared(current: current, followers: FollowerList(isOpen: isOpen)))
+    }
+
+    package func open() {
+        shared.withLock { $0.followers.open() }
+    }
+
+    /// Ends every feed (its client reconnects, and resumes where it left off), and each new one until ``open()``.
+    package func close() {
+        for follower in shared.withLock({ $0.followers.close() }) { follower.events.finish() }
     }
 
     package var current: StoredContainer {
@@ -34,23 +49,29 @@ package final class ContainerFeeds: Sendable {
             guard stored.version > shared.current.version else { return }
             shared.current = stored
             let event = Self.event(stored)
-            for follower in shared.followers.values { follower.yield(event) }
+            for follower in shared.followers.all.values where stored.version > follower.after {
+                follower.events.yield(event)
+            }
         }
     }
 
-    /// The container's feed: its value now unless `lastSeen` is its version, then its value after each write. A
-    /// follower that reads slowly misses values in between, never the newest: a container is a value, not a log.
+    /// The container's feed: its value now unless `lastSeen` is its version or a later one, then its value after each
+    /// write past both. A follower that reads slowly misses values in between, never the newest: a container is a
+    /// value, not a log.
     package func follow(after lastSeen: Int64?) -> (events: AsyncStream<ByteBuffer>, end: @Sendable () -> Void) {
         let (events, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(1))
-        let id = shared.withLock { shared in
-            if lastSeen != shared.current.version { continuation.yield(Self.event(shared.current)) }
-            defer { shared.nextFollower += 1 }
-            shared.followers[shared.nextFollower] = continuation
-            return shared.nextFollower
+        let id = shared.withLock { shared -> UInt64? in
+            guard shared.followers.isOpen else { return nil }
+            if lastSeen.map({ $0 < shared.current.version }) ?? true { continuation.yield(Self.event(shared.current)) }
+            return shared.followers.add(Follower(events: continuation, after: max(lastSeen ?? 0, shared.current.version)))
+        }
+        guard let id else {
+            continuation.finish()
+            return (events, {})
         }
         let end: @Sendable () -> Void = { [weak self] in
             continuation.finish()
-            _ = self?.shared.withLock { $0.followers.removeValue(forKey: id) }
+            self?.shared.withLock { $0.followers.remove(id) }
         }
         return (events, end)
     }

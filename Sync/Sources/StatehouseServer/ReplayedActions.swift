@@ -22,12 +22,15 @@ package struct ReplayedActions<Action: Codable & Sendable> {
     /// The refusals to report again, given the actions handled under their numbers. One the store no longer knows
     /// is taken as the same.
     ///
+    /// - Parameter encoded: The pushed actions' bytes by sequence number, when the caller encoded them already;
+    ///   the others are encoded here.
     /// - Throws: ``PushFailure/replayDiffers(seq:handledThrough:)`` for the first that differs from its known one.
-    package func refusals(handled: [Int64: HandledAction]) throws(PushFailure) -> [Refusal] {
+    package func refusals(handled: [Int64: HandledAction], encoded: [Int64: Data] = [:]) throws(PushFailure) -> [Refusal] {
         var refusals: [Refusal] = []
         for action in pushed {
             guard let known = handled[action.seq] else { continue }
-            guard Self.isSame(action.action, as: known.action) else {
+            let bytes = encoded[action.seq] ?? (try? StoreEvents.encoder.encode(action.action))
+            guard Self.isSame(action.action, encoded: bytes, as: known.action) else {
                 throw .replayDiffers(seq: action.seq, handledThrough: handledBefore)
             }
             if let reason = known.refusal { refusals.append(Refusal(seq: action.seq, reason: reason)) }
@@ -35,15 +38,15 @@ package struct ReplayedActions<Action: Codable & Sendable> {
         return refusals
     }
 
-    /// Whether `pushed` is the action the store handled as `known` (its bytes as the server encoded them): equal
-    /// values when `Action` is `Equatable`, since a `Set` or a dictionary encodes in an order that changes from one
-    /// process to the next, so the same action pushed again after a restart may come in other bytes; else equal
-    /// bytes.
-    static func isSame(_ pushed: Action, as known: Data) -> Bool {
+    /// Whether `pushed` (`encoded` to those bytes) is the action the store handled as `known` (its bytes as the
+    /// server encoded them): equal values when `Action` is `Equatable`, since a `Set` or a dictionary encodes in an
+    /// order that changes from one process to the next, so the same action pushed again after a restart may come in
+    /// other bytes; else equal bytes.
+    static func isSame(_ pushed: Action, encoded: Data?, as known: Data) -> Bool {
         if let pushed = pushed as? any Equatable, let handled = try? JSONDecoder().decode(Action.self, from: known) {
             return pushed.isEqual(to: handled)
         }
-        return (try? StoreEvents.encoder.encode(pushed)) == known
+        return encoded == known
     }
 }
 

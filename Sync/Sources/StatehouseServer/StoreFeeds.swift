@@ -10,12 +10,13 @@ package final class StoreFeeds<State: Codable & Sendable, Action: Codable & Send
     struct Follower {
         var caller: SyncCaller
         var events: AsyncStream<ByteBuffer>.Continuation
+        /// The cursor it has: it is sent no change at or before it (it resumed on a server that was behind it).
+        var after: Int64
     }
 
     struct Shared {
         var live: LiveStore<State, Action>
-        var followers: [UInt64: Follower] = [:]
-        var nextFollower: UInt64 = 0
+        var followers: FollowerList<Follower>
 
         /// Sends a change to every follower: to the pushing client's own feeds (its name, with the token it pushes
         /// with) with how far the push handled its actions, to the others without. A follower whose buffer is full
@@ -23,11 +24,11 @@ package final class StoreFeeds<State: Codable & Sendable, Action: Codable & Send
         /// and the client would apply those actions twice. It reconnects with the last id it saw and starts again
         /// from a snapshot.
         mutating func publish(_ change: StoreChangeEvent) {
-            for (id, follower) in followers {
+            for (id, follower) in followers.all where change.cursor > follower.after {
                 let event = change.event(for: follower.caller)
                 if case .dropped = follower.events.yield(event) {
                     follower.events.finish()
-                    followers.removeValue(forKey: id)
+                    followers.remove(id)
                 }
             }
         }
@@ -36,9 +37,19 @@ package final class StoreFeeds<State: Codable & Sendable, Action: Codable & Send
     private let shared: Mutex<Shared>
     private let followerBuffer: Int
 
-    package init(live: LiveStore<State, Action>, followerBuffer: Int) {
-        self.shared = Mutex(Shared(live: live))
+    /// - Parameter isOpen: Whether the feeds may be followed at once; else from ``open()`` on.
+    package init(live: LiveStore<State, Action>, followerBuffer: Int, isOpen: Bool = true) {
+        self.shared = Mutex(Shared(live: live, followers: FollowerList(isOpen: isOpen)))
         self.followerBuffer = followerBuffer
+    }
+
+    package func open() {
+        shared.withLock { $0.followers.open() }
+    }
+
+    /// Ends every feed (its client reconnects, and resumes where it left off), and each new one until ``open()``.
+    package func close() {
+        for follower in shared.withLock({ $0.followers.close() }) { follower.events.finish() }
     }
 
     /// The state the followers have, with its cursor and the clients' sequence numbers.
@@ -69,15 +80,18 @@ package final class StoreFeeds<State: Codable & Sendable, Action: Codable & Send
         }
     }
 
-    /// The feed of changes for `caller`: a snapshot first unless `lastSeen` is the current cursor, then each change.
+    /// The feed of changes for `caller`: a snapshot first unless `lastSeen` is the current cursor or after it, then
+    /// each change after both. A feed resumed on a server behind the client (another instance on the same log) is
+    /// sent nothing it has seen.
     package func follow(
         _ caller: SyncCaller, after lastSeen: Int64?
     ) -> (events: AsyncStream<ByteBuffer>, end: @Sendable () -> Void) {
         let (events, continuation) = AsyncStream.makeStream(
             of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(followerBuffer)
         )
-        let id = shared.withLock { shared in
-            if lastSeen != shared.live.cursor {
+        let id = shared.withLock { shared -> UInt64? in
+            guard shared.followers.isOpen else { return nil }
+            if lastSeen.map({ $0 < shared.live.cursor }) ?? true {
                 let live = shared.live
                 continuation.yield(
                     StoreEvents.event(
@@ -88,13 +102,17 @@ package final class StoreFeeds<State: Codable & Sendable, Action: Codable & Send
                     )
                 )
             }
-            defer { shared.nextFollower += 1 }
-            shared.followers[shared.nextFollower] = Follower(caller: caller, events: continuation)
-            return shared.nextFollower
+            return shared.followers.add(
+                Follower(caller: caller, events: continuation, after: max(lastSeen ?? 0, shared.live.cursor))
+            )
+        }
+        guard let id else {
+            continuation.finish()
+            return (events, {})
         }
         let end: @Sendable () -> Void = { [weak self] in
             continuation.finish()
-            _ = self?.shared.withLock { $0.followers.removeValue(forKey: id) }
+            self?.shared.withLock { $0.followers.remove(id) }
         }
         return (events, end)
     }
@@ -103,6 +121,7 @@ package final class StoreFeeds<State: Codable & Sendable, Action: Codable & Send
 /// A change as the feeds send it: with the sequence numbers of the clients it handled actions of to those clients'
 /// own feeds, without to every other.
 package struct StoreChangeEvent: Sendable {
+    var cursor: Int64
     /// The clients whose feeds get their own event, each with the token it pushes with.
     var own: [SyncCaller: ByteBuffer]
     var others: ByteBuffer
@@ -110,6 +129,7 @@ package struct StoreChangeEvent: Sendable {
     /// The change at `cursor` to `state` (as the commit encoded it: once per change, however many followers), for
     /// feeds; `handledThrough` names each client it handled actions of, with how far.
     package init(cursor: Int64, state: Data, handledThrough: [SyncCaller: Int64]) {
+        self.cursor = cursor
         own = handledThrough.mapValues { StoreEvents.change(cursor: cursor, state: state, handledThrough: $0) }
         others = StoreEvents.change(cursor: cursor, state: state, handledThrough: nil)
     }

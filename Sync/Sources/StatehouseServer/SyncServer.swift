@@ -152,7 +152,8 @@ public final class SyncServer: Sendable {
 
     /// The clients that ever pushed to the store `name`, the latest first.
     public func clients(of name: String) throws -> [SyncClientSummary] {
-        guard case .hosted(let store) = hosting(store: name) else { return [] }
+        // A store not hosted now may have clients in the storage, from when it was.
+        guard case .hosted(let store) = hosting(store: name) else { return try storage.clients(of: name) }
         return try store.clients()
     }
 

@@ -11,14 +11,19 @@ import StatehouseServer
 final class ReplicatedHostedContainer: AnyHostedContainer {
     /// A write as an entry of the log.
     struct Write: Codable, Sendable {
-        /// Names the write on the instance that waits for its outcome.
-        var id: UUID
         var value: Data?
         var condition: WriteCondition
     }
 
-    let replica: ReplicatedStore<StoredContainer, Write>
-    let following = FollowingState()
+    /// The container as every instance on the log holds it.
+    struct Replica: Codable, Sendable {
+        var stored = StoredContainer.never
+        /// The last write applied, whose request the instance that took it answers once it published it.
+        var lastEntry: UUID?
+    }
+
+    let replica: ReplicatedStore<Replica, LogEntry<Write>>
+    let following: FollowingState
     private let feeds: ContainerFeeds
     private let answers: Answers<ContainerWriteOutcome>
     /// Why a body is not a value of the container's type, or `nil` when it is.
@@ -31,19 +36,28 @@ final class ReplicatedHostedContainer: AnyHostedContainer {
         onIssue: @escaping @Sendable (ReplicationIssue) -> Void
     ) throws(StorageError) {
         let answers = Answers<ContainerWriteOutcome>()
-        let replica = try ReplicatedStore(client: client, log: log, initialState: StoredContainer.never, onIssue: onIssue) {
-            (stored: inout StoredContainer, write: Write) in
+        let replica = try ReplicatedStore(client: client, log: log, initialState: Replica(), onIssue: onIssue) {
+            (replica: inout Replica, entry: LogEntry<Write>) in
+            guard case .taken(let id, let write) = entry else { return }
             let outcome: ContainerWriteOutcome
-            if write.condition.holds(for: stored) {
-                stored = StoredContainer(version: stored.version + 1, value: write.value)
-                outcome = .written(stored)
+            if write.condition.holds(for: replica.stored) {
+                replica.stored = StoredContainer(version: replica.stored.version + 1, value: write.value)
+                outcome = .written(replica.stored)
             } else {
-                outcome = .conditionFailed(stored)
+                outcome = .conditionFailed(replica.stored)
             }
-            answers.deliver(outcome, to: write.id)
+            replica.lastEntry = id
+            answers.deliver(outcome, to: id)
         }
-        let feeds = ContainerFeeds(current: .never)
-        self.publishing = replica.store.subscribe(\.self, initial: false) { feeds.publish($0) }
+        let feeds = ContainerFeeds(current: .never, isOpen: false)
+        // Once per write applied, refused ones too: each is answered once what it did is published.
+        self.publishing = replica.store.subscribe(select: { $0 }, isDuplicate: { _, _ in false }, initial: false) {
+            feeds.publish($0.stored)
+            answers.published($0.lastEntry)
+        }
+        self.following = FollowingState(
+            open: { feeds.open(); answers.open() }, close: { feeds.close(); answers.close() }
+        )
         self.replica = replica
         self.feeds = feeds
         self.answers = answers
@@ -64,8 +78,7 @@ final class ReplicatedHostedContainer: AnyHostedContainer {
 
     func write(_ value: Data?, if condition: WriteCondition) async throws(ContainerWriteFailure) -> ContainerWriteOutcome {
         if let value, let reason = reject(value) { throw .badValue(reason) }
-        let write = Write(id: UUID(), value: value, condition: condition)
-        guard let outcome = await answers.send(write, id: write.id, through: replica) else {
+        guard let outcome = await answers.send(Write(value: value, condition: condition), through: replica) else {
             throw .unavailable("The write could not be appended to the container's log: write it again.")
         }
         return outcome

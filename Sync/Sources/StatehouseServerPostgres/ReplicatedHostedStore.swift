@@ -13,12 +13,12 @@ import Synchronization
 final class ReplicatedHostedStore<State: Codable & Sendable, Action: Codable & Sendable>: AnyHostedStore {
     typealias Replica = ServerReplica<State, Action>
 
-    let replica: ReplicatedStore<Replica, ReplicatedPush<Action>>
+    let replica: ReplicatedStore<Replica, LogEntry<ReplicatedPush<Action>>>
     let feeds: StoreFeeds<State, Action>
     let limits: SyncLimits
     let authorize: @Sendable (SyncCaller, Action) -> SyncVerdict
     let answers: Answers<Result<PushAnswer, PushFailure>>
-    let following = FollowingState()
+    let following: FollowingState
     /// Keeps the feeds told of every push the log applies.
     private let publishing: SubscriptionToken
 
@@ -35,16 +35,23 @@ final class ReplicatedHostedStore<State: Codable & Sendable, Action: Codable & S
         let maximumClients = limits.maximumClients
         let initial = Replica(initialState: initialState)
         let replica = try ReplicatedStore(client: client, log: log, initialState: initial, onIssue: onIssue) {
-            (replica: inout Replica, push: ReplicatedPush<Action>) in
+            (replica: inout Replica, entry: LogEntry<ReplicatedPush<Action>>) in
+            guard case .taken(let id, let push) = entry else { return }
             let answer = replica.apply(push, maximumClients: maximumClients, reducer: reducer)
+            replica.lastEntry = id
             // Every instance applies every push; only the one whose request waits for it keeps the answer.
-            answers.deliver(answer, to: push.id)
+            answers.deliver(answer, to: id)
         }
-        let feeds = StoreFeeds<State, Action>(live: initial.live, followerBuffer: limits.followerBuffer)
-        // Synchronous: on the queue that applies the log, once per push applied, in order.
+        let feeds = StoreFeeds<State, Action>(live: initial.live, followerBuffer: limits.followerBuffer, isOpen: false)
+        // Synchronous: on the queue that applies the log, once per entry applied, in order; the push is answered
+        // once its change is published.
         self.publishing = replica.store.subscribe(select: { $0 }, isDuplicate: { _, _ in false }, initial: false) {
             Self.publish($0, to: feeds)
+            answers.published($0.lastEntry)
         }
+        self.following = FollowingState(
+            open: { feeds.open(); answers.open() }, close: { feeds.close(); answers.close() }
+        )
         self.replica = replica
         self.feeds = feeds
         self.limits = limits
@@ -71,8 +78,11 @@ final class ReplicatedHostedStore<State: Codable & Sendable, Action: Codable & S
         for pushed in request.actions {
             if case .refuse(let reason) = authorize(caller, pushed.action) { refused[pushed.seq] = reason }
         }
-        let push = ReplicatedPush(id: UUID(), request: request, token: token, refusedByAuthorize: refused, receivedAt: Date())
-        guard let answer = await answers.send(push, id: push.id, through: replica) else {
+        let push = ReplicatedPush(
+            request: request, encoded: request.actions.map { (try? StoreEvents.encoder.encode($0.action)) ?? Data() },
+            token: token, refusedByAuthorize: refused, receivedAt: Date()
+        )
+        guard let answer = await answers.send(push, through: replica) else {
             throw .unavailable("The push could not be appended to the store's log: push it again.")
         }
         return try answer.get()

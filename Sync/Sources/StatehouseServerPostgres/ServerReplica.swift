@@ -19,6 +19,9 @@ struct ServerReplica<State: Codable & Sendable, Action: Codable & Sendable>: Cod
         var token: String
     }
 
+    /// The last push applied, whose request the instance that took it answers once it published its change.
+    var lastEntry: UUID?
+
     init(initialState: State) {
         live = LiveStore(state: initialState, cursor: 0, clients: [:])
     }
@@ -39,9 +42,9 @@ struct ServerReplica<State: Codable & Sendable, Action: Codable & Sendable>: Cod
                 authorize: { push.refusedByAuthorize[$0.seq].map(SyncVerdict.refuse) ?? .allow }, reducer: reducer
             )
             let replayed = try ReplayedActions(request, handledBefore: live.handledThrough(request.client))
-                .refusals(handled: recent[request.client] ?? [:])
+                .refusals(handled: recent[request.client] ?? [:], encoded: push.encodedBySeq)
             if outcome.handledMore {
-                remember(outcome, of: request)
+                remember(outcome, of: push)
                 lastPush[request.client] = push.receivedAt
             }
             live = outcome.store
@@ -57,15 +60,16 @@ struct ServerReplica<State: Codable & Sendable, Action: Codable & Sendable>: Cod
     }
 
     /// Keeps the actions `outcome` handled, and forgets the client's actions before its push's first.
-    private mutating func remember(_ outcome: LiveStore<State, Action>.Outcome, of request: PushRequest<Action>) {
+    private mutating func remember(_ outcome: LiveStore<State, Action>.Outcome, of push: ReplicatedPush<Action>) {
+        let request = push.request
         let first = request.actions.first?.seq ?? 0
+        let encoded = push.encodedBySeq
         var handled = (recent[request.client] ?? [:]).filter { $0.key >= first }
-        let encoder = StoreEvents.encoder
         for applied in outcome.applied {
-            handled[applied.seq] = HandledAction(action: (try? encoder.encode(applied.action)) ?? Data(), refusal: nil)
+            handled[applied.seq] = HandledAction(action: encoded[applied.seq] ?? Data(), refusal: nil)
         }
         for refused in outcome.refused {
-            handled[refused.seq] = HandledAction(action: (try? encoder.encode(refused.action)) ?? Data(), refusal: refused.reason)
+            handled[refused.seq] = HandledAction(action: encoded[refused.seq] ?? Data(), refusal: refused.reason)
         }
         recent[request.client] = handled
     }
@@ -74,10 +78,18 @@ struct ServerReplica<State: Codable & Sendable, Action: Codable & Sendable>: Cod
 /// A push as an entry of the action log: the batch, the token it came with, what `authorize` said of its actions on
 /// the instance that took it (the hook may read what only that instance knows, such as the time), and when.
 struct ReplicatedPush<Action: Codable & Sendable>: Codable, Sendable {
-    /// Names the push on the instance that waits for its answer.
-    var id: UUID
     var request: PushRequest<Action>
+    /// Each action's bytes, as the instance that took the push encoded it: what every instance keeps to check the
+    /// action pushed again. Encoded again on each instance, a `Set`'s elements could come in another order on each.
+    var encoded: [Data]
     var token: String
     var refusedByAuthorize: [Int64: String]
     var receivedAt: Date
+}
+
+extension ReplicatedPush {
+    /// ``encoded`` by sequence number.
+    var encodedBySeq: [Int64: Data] {
+        Dictionary(zip(request.actions.map(\.seq), encoded), uniquingKeysWith: { first, _ in first })
+    }
 }

@@ -39,16 +39,22 @@ public enum Fixture {
     }
 
     /// A server instance hosting `tracker` on the PostgreSQL action log `log` and `settings` on `log_settings`,
-    /// which other instances share; as ``server(storage:limits:)`` hosts them, without `notes`. Run the replications
-    /// it returns.
+    /// which other instances share (see ``hostReplicated(on:client:log:)``). Run the replications it returns.
     public static func replicatedServer(client: PostgresClient, log: String) throws -> (SyncServer, [SyncReplication]) {
         let server = SyncServer(storage: try .inMemory(), tokens: try tokens())
-        let tracker = try server.host(
-            store: "tracker", replicatedOn: client, log: log, initialState: Tracker(), reducer: serverReducer,
-            authorize: authorizeTracker
-        )
-        let settings = try server.host(container: "settings", of: Settings.self, replicatedOn: client, log: "\(log)_settings")
-        return (server, [tracker, settings])
+        return (server, try hostReplicated(on: server, client: client, log: log))
+    }
+
+    /// Hosts `tracker` on the PostgreSQL action log `log` and `settings` on `log_settings`, as
+    /// ``server(storage:limits:)`` hosts them on SQLite (without `notes`).
+    public static func hostReplicated(on server: SyncServer, client: PostgresClient, log: String) throws -> [SyncReplication] {
+        [
+            try server.host(
+                store: "tracker", replicatedOn: client, log: log, initialState: Tracker(), reducer: serverReducer,
+                authorize: authorizeTracker
+            ),
+            try server.host(container: "settings", of: Settings.self, replicatedOn: client, log: "\(log)_settings"),
+        ]
     }
 
     /// Refuses ``TrackerAction/forbidden``.

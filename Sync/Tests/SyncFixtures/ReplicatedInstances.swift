@@ -37,11 +37,17 @@ public func withInstances<T>(
 
 /// Runs `body` with one instance on `log`, serving (unless told not to wait for it: within two minutes, or this
 /// throws); stops it whatever happens.
+///
+/// - Parameter hosting: Hosts what the instance serves, and returns the replications to run; the fixture's `tracker`
+///   and `settings` (``Fixture/hostReplicated(on:client:log:)``) unless given.
 public func withInstance<T>(
-    on cluster: PostgresTestCluster, log: String, waitsUntilServing: Bool = true, _ body: (Instance) async throws -> T
+    on cluster: PostgresTestCluster, log: String, waitsUntilServing: Bool = true,
+    hosting: ((SyncServer, PostgresClient) throws -> [SyncReplication])? = nil,
+    _ body: (Instance) async throws -> T
 ) async throws -> T {
     let client = PostgresClient(configuration: cluster.clientConfiguration)
-    let (server, replications) = try Fixture.replicatedServer(client: client, log: log)
+    let server = SyncServer(storage: try .inMemory(), tokens: try Fixture.tokens())
+    let replications = try hosting?(server, client) ?? Fixture.hostReplicated(on: server, client: client, log: log)
     let following = Task {
         await withDiscardingTaskGroup { group in
             group.addTask(executorPreference: PostgresStorage.executor) { await client.run() }

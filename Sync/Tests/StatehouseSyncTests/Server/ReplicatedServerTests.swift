@@ -312,3 +312,244 @@ struct ReplicatedServerTests {
         return nil
     }
 }
+
+// MARK: - Windows between the log, the answers and the feeds
+
+/// Not `Equatable`: a batch pushed again is checked by the bytes its actions encode to, and a `Set` encodes its
+/// elements in an order that depends on the storage it sits in.
+private enum Tagging: Codable, Sendable {
+    case tag(Set<String>)
+}
+
+extension ReplicatedServerTests {
+    /// A replication that ended and runs again must catch up again before it serves: meanwhile the other instances
+    /// took pushes, and this one holds the state it had when it stopped.
+    @Test func anInstanceWhoseReplicationRunsAgainAnswers503UntilItCaughtUpAgain() async throws {
+        try await withCluster { cluster in
+            let log = "again_\(UUID().uuidString.prefix(8).lowercased())"
+            try await withInstance(on: cluster, log: log) { a in
+                try await withControlledInstance(on: cluster, log: log) { server, replications in
+                    let tracker = replications[0]
+                    var run = Task { try? await tracker.run() }
+                    #expect(await eventually { tracker.isServing })
+                    run.cancel()
+                    #expect(await eventually { !tracker.isServing })
+                    for seq in Int64(1)...20 {
+                        #expect(try await a.running.push([(seq, .count(1))]).status == 200)
+                    }
+                    // The log can no longer be read: this instance cannot catch up with those 20 pushes.
+                    cluster.stop()
+                    run = Task { try? await tracker.run() }
+                    defer { run.cancel() }
+                    // Time for what must not happen to show: nothing signals that it did not.
+                    try await Task.sleep(for: .seconds(1))
+                    let held = try server.clients(of: "tracker").first?.handledThrough ?? 0
+                    #expect(!tracker.isServing, "serving, holding client-a's actions through \(held) of 20")
+                    try await withRunningServer(server) { b in
+                        let read = try await b.request("GET", "stores/tracker?client=client-a")
+                        #expect(read.status == 503, "\(read.status): \(String(decoding: read.body, as: UTF8.self))")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Once an instance answered a push, a read on that same instance shows it, as on one server (which publishes
+    /// before it answers): the answer's cursor, and the client's number.
+    @Test func aPushIsReadAtOnceOnTheInstanceThatAnsweredIt() async throws {
+        try await withInstances(1) { cluster, instances in
+            let a = instances[0].running
+            // A large state takes a while to encode for the feeds: the answer must not go out before that.
+            let line = String(repeating: "x", count: 1_000)
+            for batch in Int64(0)..<3 {
+                let actions = (1...1_000).map { (batch * 1_000 + Int64($0), TrackerAction.add(line)) }
+                #expect(try await a.push(actions).status == 200)
+            }
+            var stale: [String] = []
+            for seq in Int64(3_001)...3_020 {
+                let answer = try await a.push([(seq, .count(1))]).decoded(PushAnswer.self)
+                let read = try await a.snapshot()
+                if read.cursor < answer.cursor || read.handledThrough < answer.handledThrough {
+                    stale.append("answered cursor \(answer.cursor), then read \(read.cursor) (handled \(read.handledThrough))")
+                }
+            }
+            #expect(stale.isEmpty, "\(stale)")
+        }
+    }
+
+    /// Every instance must decide alike on a batch pushed again, whatever its actions' type: one that applies the
+    /// batch's new action while another refuses the batch (409) holds another state from then on.
+    @Test func instancesDecideAlikeOnABatchPushedAgainWhoseActionsAreNotEquatable() async throws {
+        try await withCluster { cluster in
+            let log = "tags_\(UUID().uuidString.prefix(8).lowercased())"
+            func withTaggingInstance<T>(_ body: (Instance) async throws -> T) async throws -> T {
+                try await withInstance(on: cluster, log: log, hosting: { server, client in
+                    [try server.host(store: "notes", replicatedOn: client, log: log, initialState: Tracker()) {
+                        (state: inout Tracker, action: Tagging) in
+                        switch action {
+                        case .tag(let tags): state.entries += tags.sorted()
+                        }
+                    }]
+                }, body)
+            }
+            func push(_ server: RunningServer, client: String, _ actions: [(seq: Int, tags: [String])]) async throws -> Int {
+                let body = try JSONSerialization.data(withJSONObject: [
+                    "client": client,
+                    "actions": actions.map { ["seq": $0.seq, "action": ["tag": ["_0": $0.tags]]] },
+                ])
+                return try await server.request("POST", "stores/notes/actions", body: body).status
+            }
+            try await withTaggingInstance { first in
+                try await withTaggingInstance { second in
+                    let (a, onA, b) = (first.server, first.running, second.server)
+                    var answers: [Int] = []
+                    for round in 0..<20 {
+                        let client = "tagger-\(round)"
+                        _ = try await push(onA, client: client, [(1, ["a", "b"])])
+                        // The answer to the first was lost: the app pushes it again, with its next action.
+                        answers.append(try await push(onA, client: client, [(1, ["a", "b"]), (2, ["c", "d"])]))
+                    }
+                    // Applied after every push above on each instance: once B has it, B applied them all.
+                    #expect(try await push(onA, client: "marker", [(1, ["z"])]) == 200)
+                    #expect(await eventually { (try? b.clients(of: "notes"))?.contains { $0.name == "marker" } == true })
+                    func numbers(_ server: SyncServer) throws -> [String: Int64] {
+                        Dictionary(uniqueKeysWithValues: try server.clients(of: "notes").map { ($0.name, $0.handledThrough) })
+                    }
+                    let (onAInstance, onBInstance) = (try numbers(a), try numbers(b))
+                    let differing = onAInstance.keys.filter { onAInstance[$0] != onBInstance[$0] }.sorted()
+                    #expect(differing.isEmpty, "the instances hold other numbers for \(differing); A answered \(answers)")
+                }
+            }
+        }
+    }
+
+    /// A push taken while the replication runs, and still waiting for the log when the replication stops, is
+    /// answered (503: push it again) rather than held for as long as the replication does not run.
+    @Test func aPushWaitingWhenTheReplicationStopsIsAnswered() async throws {
+        try await withCluster { cluster in
+            let log = "stopping_\(UUID().uuidString.prefix(8).lowercased())"
+            try await withControlledInstance(on: cluster, log: log) { server, replications in
+                let tracker = replications[0]
+                var run = Task { try? await tracker.run() }
+                #expect(await eventually { tracker.isServing })
+                try await withRunningServer(server) { b in
+                    // Another session holds the log's head: the push's append waits on the server.
+                    let locker = PostgresClient(configuration: cluster.clientConfiguration)
+                    let locking = Task(executorPreference: PostgresStorage.executor) { await locker.run() }
+                    defer { locking.cancel() }
+                    let holding = Recorder<Void>()
+                    let release = AsyncStream<Void>.makeStream()
+                    let holder = Task(executorPreference: PostgresStorage.executor) {
+                        try await locker.withConnection { connection in
+                            try await connection.query("BEGIN", logger: connection.logger)
+                            try await connection.query("SELECT sequence FROM \(unescaped: log)_head FOR UPDATE", logger: connection.logger)
+                            holding.append(())
+                            for await _ in release.stream { break }
+                            try await connection.query("COMMIT", logger: connection.logger)
+                        }
+                    }
+                    #expect(await eventually { holding.count == 1 })
+                    let answered = Recorder<Int>()
+                    let pushing = Task { answered.append((try? await b.push([(1, .count(1))]).status) ?? -1) }
+                    defer { pushing.cancel() }
+                    // Time for an early answer, which must not come, to show.
+                    try await Task.sleep(for: .milliseconds(300))
+                    #expect(answered.count == 0, "the push waits for the log")
+                    run.cancel()
+                    release.continuation.yield()
+                    try await holder.value
+                    #expect(await eventually { !tracker.isServing })
+                    #expect(
+                        await eventually(timeout: .seconds(10)) { answered.count == 1 },
+                        "the replication stopped; the push is still waiting"
+                    )
+                    #expect(answered.elements.first.map { $0 == 503 || $0 == 200 } ?? true)
+                    // Lets a push that still waits end, so that the server can stop.
+                    run = Task { try? await tracker.run() }
+                    #expect(await eventually { answered.count == 1 })
+                    run.cancel()
+                }
+            }
+        }
+    }
+
+    /// An instance whose replication stopped answers new requests 503, and must not keep its open feeds silent: a
+    /// client following it would never hear a push to another instance. Cut off, it reconnects (elsewhere).
+    @Test func aFeedOnAnInstanceWhoseReplicationStopsEndsOrHearsOtherInstancesPushes() async throws {
+        try await withCluster { cluster in
+            let log = "silent_\(UUID().uuidString.prefix(8).lowercased())"
+            try await withInstance(on: cluster, log: log) { a in
+                try await withControlledInstance(on: cluster, log: log) { server, replications in
+                    let tracker = replications[0]
+                    let run = Task { try? await tracker.run() }
+                    defer { run.cancel() }
+                    #expect(await eventually { tracker.isServing })
+                    try await withRunningServer(server) { b async throws in
+                        let heard = Recorder<String>()
+                        let reading = Task {
+                            do {
+                                let feed = SyncConnection(server: b.url, store: "tracker", token: Fixture.writer)
+                                    .feed(client: "client-b", after: nil)
+                                for try await event in feed where event != .opened { heard.append(event.name) }
+                            } catch {}
+                            heard.append("ended")
+                        }
+                        defer { reading.cancel() }
+                        #expect(await eventually { heard.elements == ["snapshot"] })
+                        run.cancel()
+                        #expect(await eventually { !tracker.isServing })
+                        #expect(try await a.running.push([(1, .count(1))]).status == 200)
+                        #expect(
+                            await eventually(timeout: .seconds(10)) { heard.count > 1 },
+                            "the feed stays open and silent: \(heard.elements)"
+                        )
+                    }
+                }
+            }
+        }
+    }
+
+    /// A client that saw a cursor on one instance resumes its feed on another that has not applied it yet: that
+    /// instance must not send it an older state, and then again the change it had.
+    @Test func aFeedResumedOnAnInstanceBehindTheCursorSendsNothingOlder() async throws {
+        try await withCluster { cluster in
+            let log = "behind_\(UUID().uuidString.prefix(8).lowercased())"
+            try await withInstance(on: cluster, log: log) { a in
+                // Instance B applies `.count(7)` slowly (the same result: deterministic), so it is behind for a while.
+                try await withInstance(on: cluster, log: log, hosting: { server, client in
+                    [try server.host(store: "tracker", replicatedOn: client, log: log, initialState: Tracker()) {
+                        (state: inout Tracker, action: TrackerAction) in
+                        if action == .count(7) { usleep(500_000) }
+                        try serverReducer(&state, action)
+                    }]
+                }) { instance in
+                    let b = instance.running
+                    let answer = try await a.running.push([(1, .count(7))]).decoded(PushAnswer.self)
+                    #expect(answer.cursor == 1)
+                    // A change after it, so that a feed that sends nothing older has something to send.
+                    #expect(try await a.running.push([(2, .count(1))]).status == 200)
+                    var events = SyncConnection(server: b.url, store: "tracker", token: Fixture.writer)
+                        .feed(client: "client-a", after: answer.cursor).makeAsyncIterator()
+                    // Refused (503) until B caught up would do too: it sends nothing older.
+                    if let first = try? await nextEvent(&events) {
+                        #expect(
+                            (first.id.flatMap { Int64($0) } ?? 0) > answer.cursor,
+                            "resumed after \(answer.cursor), sent \(first.name) \(first.id ?? "")"
+                        )
+                    }
+                }
+            }
+        }
+    }
+
+    /// One instance whose replications the test runs and stops itself; its PostgreSQL client runs throughout.
+    private func withControlledInstance<T>(
+        on cluster: PostgresTestCluster, log: String, _ body: (SyncServer, [SyncReplication]) async throws -> T
+    ) async throws -> T {
+        let client = PostgresClient(configuration: cluster.clientConfiguration)
+        let (server, replications) = try Fixture.replicatedServer(client: client, log: log)
+        let connecting = Task(executorPreference: PostgresStorage.executor) { await client.run() }
+        defer { connecting.cancel() }
+        return try await body(server, replications)
+    }
+}
