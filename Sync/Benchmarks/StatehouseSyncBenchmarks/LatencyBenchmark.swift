@@ -26,6 +26,13 @@ enum LatencyBenchmark {
     ) async throws -> [Double] {
         let folder = temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
+        // The synced stores end with `sample`, before their folder goes.
+        return try await sample(samples, pushTo: pushTo, followOn: followOn, folder: folder, feedsOpen: feedsOpen)
+    }
+
+    private static func sample(
+        _ samples: Int, pushTo: URL, followOn: URL, folder: URL, feedsOpen: @escaping () -> Bool
+    ) async throws -> [Double] {
         func synced(_ name: String, _ server: URL) throws -> SyncedStore<Tracker, TrackerAction> {
             try SyncedStore(
                 name: "tracker", initialState: Tracker(), reducer: trackerReducer, server: server,
