@@ -13,14 +13,13 @@ struct ServerReplica<State: Codable & Sendable, Action: Codable & Sendable>: Cod
     var lastPush: [String: Date] = [:]
     /// The client whose push was applied last, and its token: its feeds get the change with their sequence number.
     var pusher: Pusher?
+    /// The last push applied, whose request the instance that took it answers once it published its change.
+    var lastEntry: UUID?
 
     struct Pusher: Codable, Sendable {
         var client: String
         var token: String
     }
-
-    /// The last push applied, whose request the instance that took it answers once it published its change.
-    var lastEntry: UUID?
 
     init(initialState: State) {
         live = LiveStore(state: initialState, cursor: 0, clients: [:])
