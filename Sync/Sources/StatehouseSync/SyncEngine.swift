@@ -23,6 +23,7 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
     private let pushRetry = WakeSignal()
     private let feedRetry = WakeSignal()
     private let tasks = Mutex<[Task<Void, Never>]>([])
+    private let publishing = Mutex(PublishingTurn())
     /// How long an idle push loop waits, once woken by an action, for the ones dispatched after it.
     private static var gathering: Duration { .milliseconds(2) }
 
@@ -77,23 +78,19 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
         signals.health.withLock { $0.status }
     }
 
-    private func update(_ change: (inout SyncHealth) -> Void) {
-        var status = signals.health.withLock { health in
-            change(&health)
-            return health.status
-        }
-        // Outside the lock: the status's listeners are the app's, and may dispatch to the synced store, which comes
-        // back here. Then again while another thread changed the health meanwhile: two threads publishing at once
-        // end on the latest status, whichever publishes last.
-        while true {
+    func update(_ change: (inout SyncHealth) -> Void) {
+        signals.health.withLock { change(&$0) }
+        // One thread publishes at a time, the latest status, again until no change came meanwhile: a thread that
+        // finds another publishing leaves it the news, so that no older status is published after a newer one. The
+        // status is published outside the health's lock: its listeners are the app's, and may dispatch to the
+        // synced store, which comes back here (and then leaves the news to the publisher it is called from).
+        guard publishing.withLock({ $0.begin() }) else { return }
+        repeat {
+            let status = signals.health.withLock { $0.status }
             if self.status.value != status { self.status.modify(status) }
-            let latest = signals.health.withLock { $0.status }
-            if latest == status { return }
-            status = latest
-        }
+        } while publishing.withLock({ $0.again() })
     }
 
-    /// Publishes the status as the health says it now (its count of waiting actions kept by the journal).
     private func publish() {
         update { _ in }
     }
@@ -237,5 +234,31 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
             return
         }
         publish()
+    }
+}
+
+/// Whose turn it is to publish a synced store's status, and whether a change came while it did.
+struct PublishingTurn {
+    private var isTaken = false
+    private var changedMeanwhile = false
+
+    /// Takes the turn; `false` if another has it (which is then told to publish again).
+    mutating func begin() -> Bool {
+        if isTaken {
+            changedMeanwhile = true
+            return false
+        }
+        isTaken = true
+        return true
+    }
+
+    /// Whether the one whose turn it is must publish again; if not, the turn ends.
+    mutating func again() -> Bool {
+        if changedMeanwhile {
+            changedMeanwhile = false
+            return true
+        }
+        isTaken = false
+        return false
     }
 }
