@@ -31,26 +31,19 @@ extension RemoteStorage {
             writing.unlock()
             if case .failed(let error) = outcome { failure = failure ?? error }
         }
-        let pending = cache.pendingCount
-        if let failure { retryLater(failure, pending: pending) } else { reached(pending: pending) }
+        if let failure { retryLater(failure) } else { reached() }
     }
 
-    /// The server answered; `pending`, when given, is how many keys still wait.
-    func reached(pending: Int? = nil) {
+    /// The server answered.
+    func reached() {
         backoff.withLock { $0.reset() }
-        updateHealth { health in
-            health.reached()
-            if let pending { health.pending = pending }
-        }
+        updateHealth { $0.reached() }
     }
 
     /// Shows `failure`, and pushes again after the next back-off.
-    func retryLater(_ failure: SyncError, pending: Int? = nil) {
+    func retryLater(_ failure: SyncError) {
         let delay = backoff.withLock { $0.next() }
-        updateHealth { health in
-            health.failed(failure, retryingIn: delay)
-            if let pending { health.pending = pending }
-        }
+        updateHealth { $0.failed(failure, retryingIn: delay) }
         let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
         pushing.asyncAfter(deadline: .now() + seconds) { [weak self] in self?.schedulePush() }
     }
@@ -112,7 +105,7 @@ extension RemoteStorage {
             switch connection.write(key, result, replacing: (remote.version, remote.value)) {
             case .stored(let version):
                 try cache.change(key) { $0.stored(result, version: version, pushing: nil) }
-                reached(pending: cache.pendingCount)
+                reached()
                 // What this transaction stored, which the container takes: a newer value the feed brought meanwhile
                 // has another fingerprint, so the container's next check loads it.
                 return StorageFingerprint.ofContent(result)

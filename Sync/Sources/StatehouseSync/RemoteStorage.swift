@@ -30,6 +30,7 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
     let health = Mutex(SyncHealth(pending: 0))
     let backoff = Mutex(Backoff())
     let statusContainer: StateContainer<SyncStatus>
+    private let publishing: StatusPublishing
     let followers = Mutex<Followers>(Followers())
     /// Held while a key is written to the server, so that the pushes and `update`'s transactions go one at a time.
     let writing = NSLock()
@@ -59,6 +60,7 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
         policy = conflicts
         self.cache = RemoteCache(folder: cache)
         statusContainer = StateContainer(SyncStatus.synced, key: "statehouse.remote.status.\(UUID().uuidString)")
+        publishing = StatusPublishing(to: statusContainer)
     }
 
     deinit {
@@ -68,7 +70,7 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
     /// How the storage stands with the server now: ``SyncStatus/pending(_:)`` counts the keys with a write the
     /// server does not hold yet.
     public var status: SyncStatus {
-        statusContainer.value
+        currentStatus
     }
 
     /// The status now, then each change.
@@ -107,7 +109,7 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
         // The first read of a key finds the write an earlier run left, if any: counted and pushed from now on. Later
         // reads (a container's safety-net poll) leave pushing to the back-off.
         if follow(key), entry.pending != nil {
-            changed(pending: cache.pendingCount)
+            updateHealth { _ in }
             schedulePush()
         }
         return (entry.visible, StorageFingerprint.ofContent(entry.visible))
@@ -156,7 +158,7 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
         if key.contains(".undecodable.") { return try keepLocally(data, key: key) }
         follow(key)
         let entry = try cache.change(key) { $0.record(data) }.entry
-        changed(pending: cache.pendingCount)
+        updateHealth { _ in }
         if health.withLock({ $0.offline == nil }) { schedulePush() }
         return StorageFingerprint.ofContent(entry.visible)
     }
@@ -175,17 +177,21 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
         for watcher in followers.withLock({ $0.watchers[key].map { Array($0.values) } ?? [] }) { watcher() }
     }
 
-    /// Takes in what the sync loops learned, and publishes the status that follows.
+    /// Takes in what the sync loops learned, and publishes the status that follows, with the count of pending
+    /// writes as the cache holds it then.
     func updateHealth(_ change: (inout SyncHealth) -> Void) {
-        let status = health.withLock { health in
-            change(&health)
-            return health.status
-        }
-        if statusContainer.value != status { statusContainer.modify(status) }
+        health.withLock { change(&$0) }
+        publishing.publish { currentStatus }
     }
 
-    func changed(pending: Int) {
-        updateHealth { $0.pending = pending }
+    /// The status, with the count of pending writes read now: a count read before the health's lock and stored in
+    /// it could be older than one another thread stored meanwhile.
+    private var currentStatus: SyncStatus {
+        let pending = cache.pendingCount
+        return health.withLock { health in
+            health.pending = pending
+            return health.status
+        }
     }
 
     private static func check(_ key: String, _ operation: StorageError.Operation) throws(StorageError) {

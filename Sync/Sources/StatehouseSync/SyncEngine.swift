@@ -14,6 +14,7 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
     private let maximumBatch: Int
     private let maximumBatchBytes: Int
     let status: StateContainer<SyncStatus>
+    private let publishing: StatusPublishing
     private let signals: SyncSignals
     /// Raised when the outbox grows (by the journal's reducer) or `syncNow` is asked; the push loop waits on it when
     /// it has nothing to push.
@@ -23,7 +24,6 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
     private let pushRetry = WakeSignal()
     private let feedRetry = WakeSignal()
     private let tasks = Mutex<[Task<Void, Never>]>([])
-    private let publishing = Mutex(PublishingTurn())
     /// How long an idle push loop waits, once woken by an action, for the ones dispatched after it.
     private static var gathering: Duration { .milliseconds(2) }
 
@@ -48,6 +48,7 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
             status,
             key: "statehouse.sync.\(connection.store).status.\(UUID().uuidString)"
         )
+        self.publishing = StatusPublishing(to: self.status)
     }
 
     @usableFromInline
@@ -80,15 +81,7 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
 
     func update(_ change: (inout SyncHealth) -> Void) {
         signals.health.withLock { change(&$0) }
-        // One thread publishes at a time, the latest status, again until no change came meanwhile: a thread that
-        // finds another publishing leaves it the news, so that no older status is published after a newer one. The
-        // status is published outside the health's lock: its listeners are the app's, and may dispatch to the
-        // synced store, which comes back here (and then leaves the news to the publisher it is called from).
-        guard publishing.withLock({ $0.begin() }) else { return }
-        repeat {
-            let status = signals.health.withLock { $0.status }
-            if self.status.value != status { self.status.modify(status) }
-        } while publishing.withLock({ $0.again() })
+        publishing.publish { signals.health.withLock { $0.status } }
     }
 
     private func publish() {
@@ -234,31 +227,5 @@ final class SyncEngine<State: Codable & Sendable, Action: Codable & Sendable>: S
             return
         }
         publish()
-    }
-}
-
-/// Whose turn it is to publish a synced store's status, and whether a change came while it did.
-struct PublishingTurn {
-    private var isTaken = false
-    private var changedMeanwhile = false
-
-    /// Takes the turn; `false` if another has it (which is then told to publish again).
-    mutating func begin() -> Bool {
-        if isTaken {
-            changedMeanwhile = true
-            return false
-        }
-        isTaken = true
-        return true
-    }
-
-    /// Whether the one whose turn it is must publish again; if not, the turn ends.
-    mutating func again() -> Bool {
-        if changedMeanwhile {
-            changedMeanwhile = false
-            return true
-        }
-        isTaken = false
-        return false
     }
 }
