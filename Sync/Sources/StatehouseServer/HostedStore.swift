@@ -22,7 +22,8 @@ package protocol AnyHostedStore: Sendable {
     /// The state now, and how far it holds the caller's client's actions (0 unless the client belongs to the
     /// caller's token).
     func snapshot(for caller: SyncCaller) throws(PushFailure) -> Data
-    /// The feed of changes for `client`: a snapshot first unless `lastSeen` is the current cursor, then each change.
+    /// The feed of changes for `client`: a snapshot first unless `lastSeen` is the current cursor or after it, then
+    /// each change after both.
     /// - Returns: The events' bytes (each a whole server-sent event), and what ends them.
     func follow(_ caller: SyncCaller, after lastSeen: Int64?) -> (events: AsyncStream<ByteBuffer>, end: @Sendable () -> Void)
     /// Why the store answers no request now (503), if it does not.
