@@ -65,15 +65,7 @@ package final class ContainerFeeds: Sendable {
             if lastSeen.map({ $0 < shared.current.version }) ?? true { continuation.yield(Self.event(shared.current)) }
             return shared.followers.add(Follower(events: continuation, after: max(lastSeen ?? 0, shared.current.version)))
         }
-        guard let id else {
-            continuation.finish()
-            return (events, {})
-        }
-        let end: @Sendable () -> Void = { [weak self] in
-            continuation.finish()
-            self?.shared.withLock { $0.followers.remove(id) }
-        }
-        return (events, end)
+        return (events, feedEnd(for: id, of: continuation) { [weak self] id in self?.shared.withLock { $0.followers.remove(id) } })
     }
 
     /// A `value` or `removed` event. The value is JSON, whose line breaks can only be whitespace between tokens:

@@ -1,3 +1,5 @@
+import NIOCore
+
 /// The followers of a feed, each under its own number, and whether the feed may be followed: a server whose log it
 /// does not follow closes its feeds (see `StatehouseServerPostgres`). Kept under its feed's lock.
 struct FollowerList<Follower> {
@@ -34,5 +36,20 @@ struct FollowerList<Follower> {
         isOpen = false
         defer { all = [:] }
         return Array(all.values)
+    }
+}
+
+/// What ends the feed of the follower numbered `id`: its events end and `remove` takes it from its list. A feed that
+/// was closed when it was followed (`id` is `nil`) ends at once.
+func feedEnd(
+    for id: UInt64?, of events: AsyncStream<ByteBuffer>.Continuation, remove: @escaping @Sendable (UInt64) -> Void
+) -> @Sendable () -> Void {
+    guard let id else {
+        events.finish()
+        return {}
+    }
+    return {
+        events.finish()
+        remove(id)
     }
 }

@@ -106,15 +106,7 @@ package final class StoreFeeds<State: Codable & Sendable, Action: Codable & Send
                 Follower(caller: caller, events: continuation, after: max(lastSeen ?? 0, shared.live.cursor))
             )
         }
-        guard let id else {
-            continuation.finish()
-            return (events, {})
-        }
-        let end: @Sendable () -> Void = { [weak self] in
-            continuation.finish()
-            self?.shared.withLock { $0.followers.remove(id) }
-        }
-        return (events, end)
+        return (events, feedEnd(for: id, of: continuation) { [weak self] id in self?.shared.withLock { $0.followers.remove(id) } })
     }
 }
 

@@ -35,15 +35,16 @@ struct ServerReplica<State: Codable & Sendable, Action: Codable & Sendable>: Cod
         _ push: ReplicatedPush<Action>, maximumClients: Int, reducer: (inout State, Action) throws -> Void
     ) -> Result<PushAnswer, PushFailure> {
         let request = push.request
+        let encoded = push.encodedBySeq
         do throws(PushFailure) {
             let outcome = try live.applying(
                 request, token: push.token, maximumClients: maximumClients,
                 authorize: { push.refusedByAuthorize[$0.seq].map(SyncVerdict.refuse) ?? .allow }, reducer: reducer
             )
             let replayed = try ReplayedActions(request, handledBefore: live.handledThrough(request.client))
-                .refusals(handled: recent[request.client] ?? [:], encoded: push.encodedBySeq)
+                .refusals(handled: recent[request.client] ?? [:], encoded: encoded)
             if outcome.handledMore {
-                remember(outcome, of: push)
+                remember(outcome, of: request, encoded: encoded)
                 lastPush[request.client] = push.receivedAt
             }
             live = outcome.store
@@ -58,11 +59,11 @@ struct ServerReplica<State: Codable & Sendable, Action: Codable & Sendable>: Cod
         }
     }
 
-    /// Keeps the actions `outcome` handled, and forgets the client's actions before its push's first.
-    private mutating func remember(_ outcome: LiveStore<State, Action>.Outcome, of push: ReplicatedPush<Action>) {
-        let request = push.request
+    /// Keeps the actions `outcome` handled, as `encoded`, and forgets the client's actions before its push's first.
+    private mutating func remember(
+        _ outcome: LiveStore<State, Action>.Outcome, of request: PushRequest<Action>, encoded: [Int64: Data]
+    ) {
         let first = request.actions.first?.seq ?? 0
-        let encoded = push.encodedBySeq
         var handled = (recent[request.client] ?? [:]).filter { $0.key >= first }
         for applied in outcome.applied {
             handled[applied.seq] = HandledAction(action: encoded[applied.seq] ?? Data(), refusal: nil)

@@ -184,13 +184,14 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
         publishing.publish { currentStatus }
     }
 
-    /// The status, with the count of pending writes read now: a count read before the health's lock and stored in
-    /// it could be older than one another thread stored meanwhile.
+    /// The status, with the count of pending writes the cache holds now. Not stored in the health: a count read
+    /// before its lock and stored there could be older than one another thread stored meanwhile.
     private var currentStatus: SyncStatus {
         let pending = cache.pendingCount
         return health.withLock { health in
-            health.pending = pending
-            return health.status
+            var now = health
+            now.pending = pending
+            return now.status
         }
     }
 

@@ -9,8 +9,7 @@ import Testing
 /// A remote storage's status is exact once its writes settle: many threads writing while the pushes drain them never
 /// leave it showing a write pending that the server holds.
 @Suite struct RemoteStatusTests {
-    @Test(arguments: 0..<5)
-    func writesFromManyThreadsSettleOnSynced(round: Int) async throws {
+    @Test func writesFromManyThreadsSettleOnSynced() async throws {
         try await withRunningServer(try Fixture.server()) { server async throws in
             let remote = try RemoteStorage(server: server.url, token: Fixture.writer, cache: Fixture.temporaryFolder())
             let values = try (0..<8).map { try JSONEncoder().encode(Settings(fontSize: $0)) }
