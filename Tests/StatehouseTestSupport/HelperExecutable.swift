@@ -11,15 +11,14 @@ public func helperExecutable(named name: String) -> URL {
 
 /// Runs the helper executable `name` (another process of a test) with `arguments`, and waits for it to end.
 ///
-/// - Returns: Whether it succeeded.
+/// - Returns: Whether it succeeded (one still running after two minutes hangs: it is killed, and did not).
 public func runHelper(_ name: String, _ arguments: [String]) async throws -> Bool {
     try await offThePool {
         let process = Process()
         process.executableURL = helperExecutable(named: name)
         process.arguments = arguments
         try process.run()
-        process.waitUntilExit()
-        return process.terminationReason == .exit && process.terminationStatus == 0
+        return process.waitForExit() && process.terminationReason == .exit && process.terminationStatus == 0
     }
 }
 
@@ -40,5 +39,21 @@ public func killHelperAtARandomInstant(_ name: String, _ arguments: [String]) as
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         return process.terminationReason == .uncaughtSignal
+    }
+}
+
+extension Process {
+    /// Waits for the process to end, for at most `timeout`; one still running then is killed (SIGKILL) and reaped. A
+    /// test that runs a program must fail when the program hangs, not hang with it.
+    ///
+    /// - Returns: Whether it ended by itself within `timeout`.
+    public func waitForExit(within timeout: Duration = .seconds(120)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        // Foundation's own `waitUntilExit` polls too, with no deadline.
+        while isRunning && ContinuousClock.now < deadline { usleep(5_000) }
+        guard isRunning else { return true }
+        kill(processIdentifier, SIGKILL)
+        waitUntilExit()
+        return false
     }
 }

@@ -54,7 +54,7 @@ struct OutputFailureTests {
         let errors = Pipe()
         watch.standardError = errors
         try processSpawning.withLock { try watch.run() }
-        watch.waitUntilExit()
+        #expect(watch.waitForExit(), "a watch that cannot write must end")
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(watch.terminationStatus == 1)
         #expect(message.contains("Error: could not write to standard output: Bad file descriptor"))

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import TimeTrackerTestSupport
 
 /// The built `timetrack` executable, run as a user would, with its output collected as it comes.
@@ -13,6 +14,8 @@ final class TimetrackProcess {
     }
 
     private let process = Process()
+    /// What it was started with, to name it when it hangs.
+    private let command: String
     private let collectedOutput = CollectedText()
     private let collectedErrors = CollectedText()
     /// The pipes' ends this process reads, to collect what is left in them once `timetrack` exited.
@@ -33,6 +36,7 @@ final class TimetrackProcess {
             process.arguments = arguments
         }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        command = (["timetrack"] + arguments).joined(separator: " ")
         let stderr = Pipe()
         if let standardOutput {
             process.standardOutput = standardOutput
@@ -77,9 +81,11 @@ final class TimetrackProcess {
     var errors: String { collectedErrors.text }
 
     /// Waits until `timetrack` exited, then collects what its pipes still hold: all it wrote is then in ``output``
-    /// and ``errors``.
+    /// and ``errors``. One that has not ended within two minutes hangs: it is killed, and the test fails.
     func waitForExit() -> Int32 {
-        process.waitUntilExit()
+        if !process.waitForExit() {
+            Issue.record("`\(command)` did not end within two minutes and was killed. Its standard error: \(errors)")
+        }
         // The readers may not have read the last output yet. Not waiting for them to see the pipes' ends: a process
         // started meanwhile by another test could inherit a pipe's writing end and keep it from ending.
         if let outputHandle { collectedOutput.finish(from: outputHandle) }
