@@ -7,15 +7,25 @@ final class Tmux {
     static let isAvailable = FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux")
 
     private let socket = "timetrack-test-\(UUID().uuidString.prefix(8))"
+    /// The tmux server's process and its socket's path, which the terminal removes when it goes.
+    private var server: (pid: pid_t, socketPath: String)?
 
     /// Starts a shell 100 columns by 30 rows, without the user's start-up files.
     init() throws {
         // The server it starts keeps whatever it was given as standard output: not a pipe the test would read to its end.
         try tmux(["new-session", "-d", "-s", "test", "-x", "100", "-y", "30", "bash --norc --noprofile"], reading: false)
+        let description = try tmux(["display-message", "-p", "#{pid} #{socket_path}"])
+            .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ", maxSplits: 1)
+        if description.count == 2, let pid = pid_t(description[0]) { server = (pid, String(description[1])) }
     }
 
+    /// Kills the server rather than asking it to end (`kill-server`): it ends by sending itself SIGTERM, which it
+    /// inherits blocked from the test process, so it would stay, one more after every test. Its shell then reads the
+    /// end of its terminal and exits.
     deinit {
-        _ = try? tmux(["kill-server"])
+        guard let server else { return }
+        kill(server.pid, SIGKILL)
+        unlink(server.socketPath)
     }
 
     /// Types `keys` (tmux's names: "Enter", "Space", "C-c", or text).
