@@ -8,8 +8,9 @@ import Synchronization
 /// noticed (the server learns it only when a write fails).
 ///
 /// A client that stops reading (a phone gone from the network without closing the connection, a stalled proxy)
-/// leaves a write waiting for the socket. Such a write is given two heartbeats, and a server shutting down one
-/// second, before the feed's connection is dropped: the client resumes from the last id it saw.
+/// leaves a write waiting for the socket. Such a write, the response's end included, is given two heartbeats, and a
+/// server shutting down one second, before the feed's connection is dropped: the client resumes from the last id it
+/// saw.
 struct FeedResponse: Sendable {
     let heartbeat: Duration
     let follow: @Sendable () -> (events: AsyncStream<ByteBuffer>, end: @Sendable () -> Void)
@@ -23,12 +24,12 @@ struct FeedResponse: Sendable {
         Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
-            body: ResponseBody { writer in try await stream(to: &writer) }
+            body: ResponseBody { writer in try await stream(to: writer) }
         )
     }
 
     /// Follows only once the body is written, so that a response never sent holds no follower.
-    private func stream(to writer: inout any ResponseBodyWriter) async throws {
+    private func stream(to writer: any ResponseBodyWriter) async throws {
         let (events, end) = follow()
         defer { end() }
         // An event or a heartbeat, whichever comes first; the stream's end (a follower cut off for reading too
@@ -61,6 +62,10 @@ struct FeedResponse: Sendable {
                 try await box.writer.write(event ?? ByteBuffer(string: ": heartbeat\n\n"))
                 pendingWrite.ends()
             }
+            // The response's end waits for the socket as any write does: a write just before may have filled it.
+            pendingWrite.starts()
+            let writer = box.writer
+            try await writer.finish(nil)
         }
         let watching = Task { [heartbeat] in
             while !Task.isCancelled {
@@ -82,16 +87,14 @@ struct FeedResponse: Sendable {
                 writing.cancel()
             }
         }
-        writer = box.writer
-        try await writer.finish(nil)
     }
 }
 
-/// The response's writer, lent to the task that writes the events.
+/// The response's writer, handed to the task that writes the events and the end.
 ///
-/// `@unchecked Sendable`, safe because one task at a time uses it: the response's task stores it before creating the
-/// writing task (creation orders the store before that task's first use), and reads it back only after awaiting that
-/// task's value (the task's end orders its last use before the read). No other task is given it.
+/// `@unchecked Sendable`, safe because one task uses it: the response's task stores it before creating the writing
+/// task (creation orders the store before that task's first use), and does not touch it after. No other task is
+/// given it.
 private final class WriterBox: @unchecked Sendable {
     var writer: any ResponseBodyWriter
 

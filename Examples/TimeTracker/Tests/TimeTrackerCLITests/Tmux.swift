@@ -20,8 +20,9 @@ final class Tmux {
     }
 
     /// Kills the server rather than asking it to end (`kill-server`): it ends by sending itself SIGTERM, which it
-    /// inherits blocked from the test process, so it would stay, one more after every test. Its shell then reads the
-    /// end of its terminal and exits.
+    /// inherits blocked from the test's thread that started it (dispatch's threads block most signals, and
+    /// Foundation's `Process` passes the mask on), so it would stay, one more after every test. Its shell then reads
+    /// the end of its terminal and exits.
     deinit {
         guard let server else { return }
         kill(server.pid, SIGKILL)
