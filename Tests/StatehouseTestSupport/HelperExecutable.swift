@@ -43,8 +43,8 @@ public func killHelperAtARandomInstant(_ name: String, _ arguments: [String]) as
 }
 
 extension Process {
-    /// Waits for the process to end, for at most `timeout`; one still running then is killed (SIGKILL) and reaped. A
-    /// test that runs a program must fail when the program hangs, not hang with it.
+    /// Waits for the process to end, for at most `timeout`; one still running then is killed (SIGKILL) with every
+    /// process it started, and reaped. A test that runs a program must fail when the program hangs, not hang with it.
     ///
     /// - Returns: Whether it ended by itself within `timeout`.
     public func waitForExit(within timeout: Duration = .seconds(120)) -> Bool {
@@ -52,8 +52,23 @@ extension Process {
         // Foundation's own `waitUntilExit` polls too, with no deadline.
         while isRunning && ContinuousClock.now < deadline { usleep(5_000) }
         guard isRunning else { return true }
-        kill(processIdentifier, SIGKILL)
-        waitUntilExit()
+        // Its descendants first, while they are still its: a wrapper such as `faketime` waits for the program it
+        // started, which killing the wrapper alone would leave running.
+        for pid in descendants(of: processIdentifier) + [processIdentifier] { kill(pid, SIGKILL) }
+        // Foundation on Linux sees the end once every process holding the child's descriptors ended: one started by
+        // a descendant may hold them still, so this wait has its deadline too.
+        let reaping = ContinuousClock.now + .seconds(10)
+        while isRunning && ContinuousClock.now < reaping { usleep(5_000) }
         return false
     }
+}
+
+/// The processes `pid` started, and theirs, from Linux's `/proc/PID/task/TID/children`.
+private func descendants(of pid: pid_t) -> [pid_t] {
+    let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+    let children = threads.flatMap { thread in
+        ((try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/children", encoding: .utf8)) ?? "")
+            .split(separator: " ").compactMap { pid_t($0) }
+    }
+    return children + children.flatMap(descendants(of:))
 }

@@ -24,7 +24,10 @@ final class Tmux {
     /// Foundation's `Process` passes the mask on), so it would stay, one more after every test. Its shell then reads
     /// the end of its terminal and exits.
     deinit {
-        guard let server else { return }
+        guard let server else {
+            _ = try? tmux(["kill-server"])  // its pid unknown: asking is what is left
+            return
+        }
         kill(server.pid, SIGKILL)
         unlink(server.socketPath)
     }
