@@ -27,6 +27,7 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
     let connection: ContainerConnection
     let policy: ConflictPolicy
     let cache: RemoteCache
+    /// What the loops learned; its `pending` stays 0: the cache counts the writes (see `currentStatus`).
     let health = Mutex(SyncHealth(pending: 0))
     let backoff = Mutex(Backoff())
     let statusContainer: StateContainer<SyncStatus>
@@ -188,11 +189,7 @@ public final class RemoteStorage: TransactionalStorage, ChangeNotifyingStorage, 
     /// before its lock and stored there could be older than one another thread stored meanwhile.
     private var currentStatus: SyncStatus {
         let pending = cache.pendingCount
-        return health.withLock { health in
-            var now = health
-            now.pending = pending
-            return now.status
-        }
+        return health.withLock { $0.status(pending: pending) }
     }
 
     private static func check(_ key: String, _ operation: StorageError.Operation) throws(StorageError) {

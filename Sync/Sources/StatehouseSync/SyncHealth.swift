@@ -18,6 +18,11 @@ struct SyncHealth: Sendable, Equatable {
 
     /// The status to show: what needs the user most comes first.
     var status: SyncStatus {
+        status(pending: pending)
+    }
+
+    /// The status with `pending` actions waiting: for a storage that counts them elsewhere, as it reads the status.
+    func status(pending: Int) -> SyncStatus {
         if pending >= outboxLimit { return .failed(.outboxFull(limit: outboxLimit)) }
         if let failure { return .failed(failure) }
         if let offline { return .offline(since: offline.since, retryingAt: offline.retryingAt) }
